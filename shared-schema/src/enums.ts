@@ -1,0 +1,39 @@
+/** Every value the interface names (spec part 3, DESIGN section 6). Written here once. */
+
+export const INTENDED_USES = ['commercial', 'audiobook', 'podcast', 'music', 'gaming'] as const;
+export type IntendedUse = (typeof INTENDED_USES)[number];
+
+export const GATE_STATUSES = ['approved', 'blocked'] as const;
+export const GATE_ACTIONS = ['authorized', 'authorization_denied', 'no_registry_record', 'allow_licensed'] as const;
+export const BLOCK_REASONS = ['no_consent', 'no_license', 'scope_mismatch'] as const;
+export type BlockReason = (typeof BLOCK_REASONS)[number];
+export const DECISIONS = ['allow', 'deny', 'unresolved'] as const;
+export type Decision = (typeof DECISIONS)[number];
+export const LICENSE_STATUSES = ['licensed', 'unlicensed', 'not_applicable'] as const;
+export type LicenseStatus = (typeof LICENSE_STATUSES)[number];
+export const CONSENT_STATUSES = ['active', 'withdrawn', 'unknown'] as const;
+export type ConsentStatus = (typeof CONSENT_STATUSES)[number];
+
+export const GATE_VARIANTS = ['A', 'B'] as const;
+export type GateVariant = (typeof GATE_VARIANTS)[number];
+
+export const USER_ROLES = ['owner', 'admin'] as const;
+export type UserRole = (typeof USER_ROLES)[number];
+
+export const VOICE_STATUSES = ['ready'] as const;
+export const LICENSE_STATES = ['active', 'revoked', 'expired'] as const;
+export type LicenseState = (typeof LICENSE_STATES)[number];
+
+/** Webhook events (spec part 6). Variant B adds `voice.detected`; `pre_synthesis.blocked` is registrable in both. */
+export const WEBHOOK_EVENTS = [
+  'enrollment.complete',
+  'enrollment.ready',
+  'enrollment.failed',
+  'license.renewed',
+  'license.expired',
+  'license.revoked',
+  'voice.deleted',
+  'pre_synthesis.blocked',
+  'voice.detected',
+] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

@@ -1,0 +1,33 @@
+/** Every numeric limit of the service (spec part 8, DESIGN section 6). */
+export const limits = {
+  /** Gate requests per credential (API key or Bearer subject) per minute. */
+  gatePerCredentialPerMinute: 1000,
+  /** Demo requests per client IP per hour (Variant A and B). */
+  demoPerIpPerHour: 100,
+  /** Unauthenticated gate requests per client IP per hour (Variant B). */
+  publicGatePerIpPerHour: 100,
+  /** Largest JSON request body, in bytes. */
+  jsonBodyMaxBytes: 64 * 1024,
+  /** Largest audio file, in bytes, and its longest duration, in seconds. */
+  audioMaxBytes: 20 * 1024 * 1024,
+  audioMaxSeconds: 300,
+  /** Files per enrollment request. */
+  enrollMaxFiles: 10,
+  /** Detected speech an enrollment needs in total, in seconds. */
+  enrollMinSpeechSeconds: 10,
+  /** Bearer access token lifetime (DESIGN section 6: 15 min). */
+  accessTokenTtlSeconds: 15 * 60,
+  /** Refresh token lifetime (30 days), rotated on every use. */
+  refreshTokenTtlSeconds: 30 * 24 * 60 * 60,
+  /** Default authorization token lifetime (DESIGN section 4). */
+  authorizationTokenTtlSeconds: 300,
+  /** Login attempts allowed per account and per client IP within the window. */
+  loginAttemptsPerAccount: 10,
+  loginAttemptsPerIp: 100,
+  loginWindowSeconds: 15 * 60,
+  /** Clock skew accepted on origin/edge internal calls. */
+  internalRequestMaxSkewSeconds: 300,
+  /** Password length bounds (bytes of UTF-8 are what scrypt sees; 1024 bounds the work). */
+  passwordMinLength: 12,
+  passwordMaxLength: 1024,
+} as const;
