@@ -1,3 +1,4 @@
+export * from './audit.js';
 export * from './canonical.js';
 export * from './common.js';
 export * from './contract.js';
@@ -10,3 +11,4 @@ export * from './identity.js';
 export * from './internal-auth.js';
 export * from './limits.js';
 export * from './problem.js';
+export * from './webhooks.js';

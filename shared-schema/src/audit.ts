@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { canonicalJson, sha256Hex } from './canonical.js';
+import { hexDigest, isoTimestamp, uuid } from './common.js';
+import { CONSENT_STATUSES, DECISIONS, GATE_ACTIONS, INTENDED_USES, LICENSE_STATUSES } from './enums.js';
+
+/**
+ * The audit chain (DESIGN section 5). A decision is recorded where it is made (the edge for the
+ * gate and redemptions, the origin for its own decisions) and appended to one chain at the origin,
+ * idempotently by `check_id`.
+ */
+export const AUDIT_KINDS = [
+  'gate.decision',
+  'authorization.redeemed',
+  'enrollment.refused',
+  'consent.changed',
+  'license.changed',
+  'voice.deleted',
+] as const;
+export type AuditKind = (typeof AUDIT_KINDS)[number];
+
+export const CALLER_TYPES = ['api_key', 'user', 'anonymous', 'system'] as const;
+
+/** What a plane records about one decision; everything the chain entry holds but its position. */
+export const auditRecordSchema = z.object({
+  check_id: uuid,
+  kind: z.enum(AUDIT_KINDS),
+  /** When the decision was made, at the plane that made it. */
+  decided_at: isoTimestamp,
+  voice_id: uuid.nullable(),
+  platform_name: z.string().nullable(),
+  intended_use: z.enum(INTENDED_USES).nullable(),
+  decision: z.enum(DECISIONS).nullable(),
+  action: z.enum([...GATE_ACTIONS, 'redeemed', 'refused', 'changed', 'deleted']).nullable(),
+  reason: z.string().nullable(),
+  license_status: z.enum(LICENSE_STATUSES).nullable(),
+  consent_status: z.enum(CONSENT_STATUSES).nullable(),
+  caller_type: z.enum(CALLER_TYPES),
+  /** Key id, user id, or a hash of the client IP for anonymous Variant B calls: never a secret. */
+  caller_id: z.string().nullable(),
+  token_jti: z.string().nullable(),
+});
+export type AuditRecord = z.infer<typeof auditRecordSchema>;
+
+export const auditEntrySchema = auditRecordSchema
+  .extend({
+    seq: z.number().int().positive(),
+    recorded_at: isoTimestamp,
+    prev_hash: hexDigest,
+    entry_hash: hexDigest,
+  })
+  .meta({ id: 'AuditEntry' });
+export type AuditEntry = z.infer<typeof auditEntrySchema>;
+
+/** The `prev_hash` of the first entry. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** entry_hash = SHA-256(prev_hash || canonical_json(entry without entry_hash)). */
+export async function auditEntryHash(entry: Omit<AuditEntry, 'entry_hash'> & { entry_hash?: string }): Promise<string> {
+  const { entry_hash: _ignored, ...hashed } = entry;
+  return sha256Hex(entry.prev_hash + canonicalJson(hashed));
+}
+
+export interface ChainVerdict {
+  valid: boolean;
+  entries: number;
+  head_hash: string;
+  first_invalid_seq: number | null;
+}
+
+/**
+ * Checks a run of entries ordered by `seq`: consecutive numbering, each `prev_hash` equal to the
+ * entry before's `entry_hash`, each `entry_hash` recomputed. `previous` is the entry just before
+ * the run (null when the run starts the chain).
+ */
+export async function verifyChainSegment(
+  entries: readonly AuditEntry[],
+  previous: { seq: number; entry_hash: string } | null,
+): Promise<ChainVerdict> {
+  let expectedSeq = previous ? previous.seq + 1 : 1;
+  let expectedPrev = previous ? previous.entry_hash : GENESIS_HASH;
+  for (const entry of entries) {
+    const intact = entry.seq === expectedSeq && entry.prev_hash === expectedPrev && (await auditEntryHash(entry)) === entry.entry_hash;
+    if (!intact) return { valid: false, entries: entries.length, head_hash: expectedPrev, first_invalid_seq: expectedSeq };
+    expectedSeq++;
+    expectedPrev = entry.entry_hash;
+  }
+  return { valid: true, entries: entries.length, head_hash: expectedPrev, first_invalid_seq: null };
+}
