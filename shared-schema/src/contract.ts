@@ -5,7 +5,7 @@ import { PROBLEM_CODES, type ProblemCode, problemSchema } from './problem.js';
  * One route of either plane, described once. The plane's route file validates with these schemas,
  * and the plane's `/openapi.json` is generated from the same objects.
  */
-export type AuthScheme = 'bearer' | 'apiKey' | 'none';
+export type AuthScheme = 'bearer' | 'apiKey' | 'internalSignature' | 'none';
 
 export interface RouteContract {
   method: 'get' | 'post' | 'put' | 'delete';
@@ -33,6 +33,14 @@ export const defineRoute = <const C extends RouteContract>(contract: C): C => co
 export const routerPath = (contract: Pick<RouteContract, 'path'>): string => contract.path.replace(/\{(\w+)\}/g, ':$1');
 
 const ALWAYS: readonly ProblemCode[] = ['internal_error'];
+
+/** Origin <-> edge calls (internal-auth.ts); OpenAPI has no HMAC scheme, so it is described in words. */
+const INTERNAL_SIGNATURE_SCHEME = {
+  type: 'apiKey',
+  in: 'header',
+  name: 'x-vip-signature',
+  description: 'v1=<hex HMAC-SHA256 of "timestamp.METHOD.path.body"> with the shared internal secret; timestamp in x-vip-timestamp.',
+};
 
 interface DocumentInfo {
   title: string;
@@ -120,6 +128,7 @@ export function buildOpenApiDocument(info: DocumentInfo, contracts: readonly Rou
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        ...(contracts.some((c) => c.auth.includes('internalSignature')) ? { internalSignature: INTERNAL_SIGNATURE_SCHEME } : {}),
       },
     },
   };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isoTimestamp, uuid } from './common.js';
-import { BLOCK_REASONS, INTENDED_USES } from './enums.js';
+import { BLOCK_REASONS, CONSENT_STATUSES, DECISIONS, GATE_VARIANTS, INTENDED_USES, LICENSE_STATUSES } from './enums.js';
 import { platformName } from './identity.js';
 
 /** Spec 2.4. Unknown fields are refused (422). */
@@ -53,3 +53,82 @@ export const preSynthesisCheckResultSchema = z
   .union([approvedResultSchema, blockedResultSchema, noRegistryRecordResultSchema])
   .meta({ id: 'PreSynthesisCheckResult' });
 export type PreSynthesisCheckResult = z.infer<typeof preSynthesisCheckResultSchema>;
+
+/** Authorization tokens (DESIGN section 4): compact JWS signed at the edge, single use by redemption. */
+export const authorizationToken = {
+  issuer: 'urn:vip:edge',
+  type: 'vip-authz+jwt',
+  algorithm: 'EdDSA',
+} as const;
+
+export const authorizationTokenClaimsSchema = z.object({
+  iss: z.literal(authorizationToken.issuer),
+  jti: uuid,
+  voice_id: uuid,
+  platform: z.string(),
+  intended_use: z.enum(INTENDED_USES),
+  check_id: uuid,
+  iat: z.number().int(),
+  exp: z.number().int(),
+});
+export type AuthorizationTokenClaims = z.infer<typeof authorizationTokenClaimsSchema>;
+
+export const redeemRequestSchema = z.strictObject({ token: z.string().min(1).max(4096) }).meta({ id: 'RedeemRequest' });
+
+/** `check_id` is the decision that issued the token; `redemption_check_id` the audit entry of this redemption. */
+export const redeemResultSchema = z
+  .object({
+    voice_id: uuid,
+    platform_name: z.string(),
+    intended_use: z.enum(INTENDED_USES),
+    check_id: uuid,
+    jti: uuid,
+    redemption_check_id: uuid,
+  })
+  .meta({ id: 'RedeemResult' });
+export type RedeemResult = z.infer<typeof redeemResultSchema>;
+
+/** Spec 2.6: the demo. `response_schema` is a live sample evaluated for `example_request`. */
+const demoCommon = {
+  protected: z.boolean(),
+  platform_decision_required: z.boolean(),
+  license_url: z.string().nullable(),
+  check_id: uuid,
+};
+
+export const demoOutcomeVariantASchema = z
+  .object({
+    ...demoCommon,
+    action: z.enum(['authorized', 'authorization_denied', 'no_registry_record']),
+    decision: z.enum(DECISIONS),
+    license_status: z.enum(LICENSE_STATUSES),
+    consent_status: z.enum(CONSENT_STATUSES),
+  })
+  .meta({ id: 'DemoOutcomeVariantA' });
+
+export const demoOutcomeVariantBSchema = z
+  .object({
+    ...demoCommon,
+    action: z.enum(['authorized', 'authorization_denied', 'no_registry_record', 'allow_licensed', 'blocked']),
+    authorization_denied: z.boolean(),
+  })
+  .meta({ id: 'DemoOutcomeVariantB' });
+
+const demoResponse = <O extends z.ZodType>(outcome: O, id: string) =>
+  z
+    .object({
+      demo: z.literal(true),
+      variant: z.enum(GATE_VARIANTS),
+      endpoint: z.string(),
+      example_request: preSynthesisCheckRequestSchema,
+      response_schema: outcome,
+      possible_responses: z.object({ no_registry_record: outcome, protected_no_license: outcome, protected_licensed: outcome }),
+    })
+    .meta({ id });
+
+export const demoResponseVariantASchema = demoResponse(demoOutcomeVariantASchema, 'DemoResponseVariantA');
+export const demoResponseVariantBSchema = demoResponse(demoOutcomeVariantBSchema, 'DemoResponseVariantB');
+export const demoResponseSchema = z.union([demoResponseVariantASchema, demoResponseVariantBSchema]).meta({ id: 'DemoResponse' });
+export type DemoOutcomeVariantA = z.infer<typeof demoOutcomeVariantASchema>;
+export type DemoOutcomeVariantB = z.infer<typeof demoOutcomeVariantBSchema>;
+export type DemoResponse = z.infer<typeof demoResponseSchema>;

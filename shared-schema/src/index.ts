@@ -3,6 +3,7 @@ export * from './canonical.js';
 export * from './common.js';
 export * from './contract.js';
 export * from './docs-page.js';
+export * from './edge-audit.js';
 export * from './edge-index.js';
 export * from './enums.js';
 export * from './gate.js';

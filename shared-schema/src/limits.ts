@@ -8,6 +8,8 @@ export const limits = {
   publicGatePerIpPerHour: 100,
   /** Largest JSON request body, in bytes. */
   jsonBodyMaxBytes: 64 * 1024,
+  /** Largest body of an origin <-> edge internal call (a sync batch of up to 500 voice records). */
+  internalBodyMaxBytes: 4 * 1024 * 1024,
   /** Largest audio file, in bytes, and its longest duration, in seconds. */
   audioMaxBytes: 20 * 1024 * 1024,
   audioMaxSeconds: 300,

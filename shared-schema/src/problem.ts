@@ -21,6 +21,7 @@ export const PROBLEM_CODES = {
   identity_conflict: { status: 409, title: 'Voice already enrolled by another owner' },
   token_already_used: { status: 409, title: 'Authorization token already used' },
   token_expired: { status: 410, title: 'Authorization token expired' },
+  token_revoked: { status: 410, title: 'Authorization token revoked' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   validation_failed: { status: 422, title: 'Validation failed' },

@@ -1,0 +1,23 @@
+import { type AuditRecord, hmacSha256, toHex } from '@vip/shared-schema';
+import type { Caller } from '../auth/caller.js';
+import type { EdgeConfig } from '../config.js';
+import type { Limit } from './rate-limit.js';
+
+/** Credentials get the per-minute quota; anonymous callers (Variant B) the per-IP hourly one. */
+export function gateLimit(config: EdgeConfig, caller: Caller, route: 'gate' | 'redeem'): Limit {
+  if (caller.kind === 'anonymous') return { key: `${route}:ip:${caller.ip}`, quota: config.limits.publicGatePerHour, windowSeconds: 3600 };
+  const id = caller.kind === 'platform' ? `key:${caller.key_id}` : `user:${caller.user_id}`;
+  return { key: `${route}:${id}`, quota: config.limits.gatePerMinute, windowSeconds: 60 };
+}
+
+/** Who may redeem a token issued to this caller: the same platform or user; anyone for anonymous. */
+export const holderOf = (caller: Caller): string =>
+  caller.kind === 'platform' ? `platform:${caller.platform_name}` : caller.kind === 'user' ? `user:${caller.user_id}` : 'anonymous';
+
+/** The audit names a caller without secrets; an anonymous IP only as a keyed hash. */
+export async function auditedCaller(config: EdgeConfig, caller: Caller): Promise<Pick<AuditRecord, 'caller_type' | 'caller_id'>> {
+  if (caller.kind === 'platform') return { caller_type: 'api_key', caller_id: caller.key_id };
+  if (caller.kind === 'user') return { caller_type: 'user', caller_id: caller.user_id };
+  const ipHash = toHex(await hmacSha256(config.internalSecret, `ip:${caller.ip}`)).slice(0, 32);
+  return { caller_type: 'anonymous', caller_id: `ip:${ipHash}` };
+}

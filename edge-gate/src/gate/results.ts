@@ -1,0 +1,95 @@
+import type { Decision as AuditDecision, GateVariant, PreSynthesisCheckResult } from '@vip/shared-schema';
+import type { EdgeConfig } from '../config.js';
+import type { Decision } from '../objects/VoiceGate.js';
+
+/** `license_url`: the licensing page with the voice as a query parameter (spec 2.5). */
+export function licenseUrl(config: EdgeConfig, voiceId: string): string {
+  const url = new URL(config.licensingUrl);
+  url.searchParams.set('voice_id', voiceId);
+  return url.toString();
+}
+
+/** Variant A keeps `approval_token` until the sunset date, or longer when a setting says so. */
+export function approvalAliasActive(config: EdgeConfig, nowMs: number): boolean {
+  return config.approvalAlias.keepAfterSunset || nowMs <= config.approvalAlias.sunset.getTime();
+}
+
+/** RFC 9745 `Deprecation: @<unix seconds>` and RFC 8594 `Sunset: <HTTP-date>`. */
+export function deprecationHeaders(config: EdgeConfig): Record<string, string> {
+  return {
+    deprecation: `@${Math.floor(config.approvalAlias.deprecatedAt.getTime() / 1000)}`,
+    sunset: config.approvalAlias.sunset.toUTCString(),
+    link: '</docs#preSynthesisCheck>; rel="deprecation"; type="text/html"',
+  };
+}
+
+export interface Shaped {
+  body: PreSynthesisCheckResult;
+  headers: Record<string, string>;
+}
+
+/** Turns a decision into the spec 2.5 body of the deployed variant. */
+export function shapeResult(
+  config: EdgeConfig,
+  variant: GateVariant,
+  decision: Decision,
+  voiceId: string,
+  checkId: string,
+  nowMs: number,
+): Shaped {
+  if (decision.outcome === 'unknown') {
+    return { body: { action: 'no_registry_record', platform_decision_required: true, voice_id: null, check_id: checkId }, headers: {} };
+  }
+  if (decision.outcome === 'blocked') {
+    return {
+      body: {
+        status: 'blocked',
+        action: 'authorization_denied',
+        reason: decision.reason,
+        voice_id: voiceId,
+        license_url: licenseUrl(config, voiceId),
+        check_id: checkId,
+        authorization_denied: true,
+      },
+      headers: {},
+    };
+  }
+  const approved = {
+    status: 'approved',
+    voice_id: voiceId,
+    consented: true,
+    licensed: true,
+    expires_at: decision.expires_at,
+    check_id: checkId,
+  } as const;
+  if (variant === 'B') return { body: { ...approved, approval_token: decision.token }, headers: {} };
+  if (!approvalAliasActive(config, nowMs)) return { body: { ...approved, authorization_token: decision.token }, headers: {} };
+  return {
+    body: { ...approved, authorization_token: decision.token, approval_token: decision.token },
+    headers: deprecationHeaders(config),
+  };
+}
+
+/** The audit's words for a decision (spec 2.5, 3): decision, action, reason and statuses. */
+export function auditFields(decision: Decision): {
+  decision: AuditDecision;
+  action: 'authorized' | 'authorization_denied' | 'no_registry_record';
+  reason: string | null;
+  license_status: 'licensed' | 'unlicensed' | 'not_applicable';
+  consent_status: 'active' | 'withdrawn' | 'unknown';
+} {
+  if (decision.outcome === 'unknown') {
+    return {
+      decision: 'unresolved',
+      action: 'no_registry_record',
+      reason: null,
+      license_status: 'not_applicable',
+      consent_status: 'unknown',
+    };
+  }
+  if (decision.outcome === 'blocked') {
+    const { reason, license_status, consent_status } = decision;
+    return { decision: 'deny', action: 'authorization_denied', reason, license_status, consent_status };
+  }
+  return { decision: 'allow', action: 'authorized', reason: null, license_status: 'licensed', consent_status: 'active' };
+}

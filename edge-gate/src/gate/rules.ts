@@ -1,0 +1,36 @@
+import type { BlockReason, ConsentStatus, IntendedUse, LicenseStatus, VoiceIndexRecord } from '@vip/shared-schema';
+
+/** What a gate call asks (spec 2.4), with the licence token already hashed. */
+export interface GateQuery {
+  platform_name: string;
+  intended_use: IntendedUse;
+  license_token_hash: string | null;
+}
+
+export type Evaluation =
+  | { outcome: 'unknown' }
+  | { outcome: 'blocked'; reason: BlockReason; consent_status: ConsentStatus; license_status: LicenseStatus }
+  | { outcome: 'approved'; consent_status: 'active'; license_status: 'licensed' };
+
+/**
+ * The gate's outcome rules (spec part 3) over one voice's index record. Pure, so the KV fast path
+ * and the VoiceGate object judge with the same code. A licence counts while it is active, not past
+ * `expires_at`, and issued to this platform; a `license_token`, when given, must be one of those.
+ */
+export function evaluate(record: VoiceIndexRecord | null, query: GateQuery, nowMs: number): Evaluation {
+  if (!record) return { outcome: 'unknown' };
+  const live = record.licenses.filter(
+    (licence) =>
+      licence.status === 'active' &&
+      Date.parse(licence.expires_at) > nowMs &&
+      licence.platform_name === query.platform_name &&
+      (query.license_token_hash === null || licence.token_hash === query.license_token_hash),
+  );
+  const covering = live.some((licence) => licence.scopes.includes(query.intended_use));
+  const license_status: LicenseStatus = covering ? 'licensed' : 'unlicensed';
+  const consent_status = record.consent_status;
+  if (consent_status !== 'active') return { outcome: 'blocked', reason: 'no_consent', consent_status, license_status };
+  if (live.length === 0) return { outcome: 'blocked', reason: 'no_license', consent_status, license_status };
+  if (!covering) return { outcome: 'blocked', reason: 'scope_mismatch', consent_status, license_status };
+  return { outcome: 'approved', consent_status, license_status: 'licensed' };
+}

@@ -1,0 +1,107 @@
+import {
+  type DemoOutcomeVariantA,
+  type DemoOutcomeVariantB,
+  type DemoResponse,
+  type PreSynthesisCheckRequest,
+  routerPath,
+} from '@vip/shared-schema';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
+import type { Hono } from 'hono';
+import type { EdgeConfig } from '../config.js';
+import { enforceLimit } from '../gate/rate-limit.js';
+import { licenseUrl } from '../gate/results.js';
+import type { AppEnv } from '../http/context.js';
+
+const contract = edgeRoutes.demo;
+const GATE = `POST ${edgeRoutes.preSynthesisCheck.path}`;
+
+function variantAOutcomes(config: EdgeConfig, voiceId: string, newId: () => string) {
+  const outcome = (fields: Omit<DemoOutcomeVariantA, 'check_id'>): DemoOutcomeVariantA => ({ ...fields, check_id: newId() });
+  return {
+    no_registry_record: outcome({
+      protected: false,
+      action: 'no_registry_record',
+      decision: 'unresolved',
+      license_status: 'not_applicable',
+      consent_status: 'unknown',
+      platform_decision_required: true,
+      license_url: null,
+    }),
+    protected_no_license: outcome({
+      protected: true,
+      action: 'authorization_denied',
+      decision: 'deny',
+      license_status: 'unlicensed',
+      consent_status: 'active',
+      platform_decision_required: false,
+      license_url: licenseUrl(config, voiceId),
+    }),
+    protected_licensed: outcome({
+      protected: true,
+      action: 'authorized',
+      decision: 'allow',
+      license_status: 'licensed',
+      consent_status: 'active',
+      platform_decision_required: false,
+      license_url: null,
+    }),
+  };
+}
+
+function variantBOutcomes(config: EdgeConfig, voiceId: string, newId: () => string) {
+  const outcome = (fields: Omit<DemoOutcomeVariantB, 'check_id'>): DemoOutcomeVariantB => ({ ...fields, check_id: newId() });
+  return {
+    no_registry_record: outcome({
+      protected: false,
+      action: 'no_registry_record',
+      authorization_denied: false,
+      platform_decision_required: true,
+      license_url: null,
+    }),
+    protected_no_license: outcome({
+      protected: true,
+      action: 'blocked',
+      authorization_denied: true,
+      platform_decision_required: false,
+      license_url: licenseUrl(config, voiceId),
+    }),
+    protected_licensed: outcome({
+      protected: true,
+      action: 'allow_licensed',
+      authorization_denied: false,
+      platform_decision_required: false,
+      license_url: null,
+    }),
+  };
+}
+
+/**
+ * The public demo (spec 2.6, 4.8): an example request, the answer the gate gives it (a made-up
+ * voice has no registry record) and every possible outcome, in the deployed variant's schema.
+ * Check ids here are examples; demo calls are not audited.
+ */
+export function mountDemo(app: Hono<AppEnv>) {
+  app.get(routerPath(contract), async (c) => {
+    const config = c.get('config');
+    const { newId } = c.get('runtime');
+    const ip = c.req.header('cf-connecting-ip') ?? 'unknown';
+    await enforceLimit(c, { key: `demo:ip:${ip}`, quota: config.limits.demoPerHour, windowSeconds: 3600 });
+
+    const example: PreSynthesisCheckRequest = { voice_id: newId(), platform_name: 'Example TTS', intended_use: 'audiobook' };
+    const common = { demo: true, variant: config.variant, endpoint: GATE, example_request: example } as const;
+    if (config.variant === 'A') {
+      const possible = variantAOutcomes(config, example.voice_id, newId);
+      return c.json({
+        ...common,
+        response_schema: { ...possible.no_registry_record, check_id: newId() },
+        possible_responses: possible,
+      } satisfies DemoResponse);
+    }
+    const possible = variantBOutcomes(config, example.voice_id, newId);
+    return c.json({
+      ...common,
+      response_schema: { ...possible.no_registry_record, check_id: newId() },
+      possible_responses: possible,
+    } satisfies DemoResponse);
+  });
+}

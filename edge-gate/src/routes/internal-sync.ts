@@ -1,0 +1,39 @@
+import { ProblemError, routerPath, type SyncAck, type SyncUpdate } from '@vip/shared-schema';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
+import type { Hono } from 'hono';
+import { applyApiKeyUpdate } from '../edge-index/api-keys.js';
+import type { Env } from '../env.js';
+import type { AppEnv } from '../http/context.js';
+import { requireInternalSignature } from '../http/internal-signature.js';
+import { internalBodyLimit, parseJsonText } from '../http/json-body.js';
+
+const contract = edgeRoutes.indexSync;
+
+function applyUpdate(env: Env, update: SyncUpdate): Promise<'applied' | 'stale'> {
+  if (update.kind === 'api_key') return applyApiKeyUpdate(env.EDGE_INDEX, update);
+  const gate = env.VOICE_GATE.get(env.VOICE_GATE.idFromName(update.voice_id));
+  return gate.applyIndexUpdate(update.voice_id, update.version, update.record);
+}
+
+/** A voice record must sit under its own id, or it would land in another voice's VoiceGate. */
+function refuseMisaddressedVoices(updates: SyncUpdate[]): void {
+  const errors = updates.flatMap((update, index) =>
+    update.kind === 'voice' && update.record && update.record.voice_id !== update.voice_id
+      ? [{ field: `body.updates.${index}.record.voice_id`, message: 'differs from the update voice_id' }]
+      : [],
+  );
+  if (errors.length) throw new ProblemError('validation_failed', 'The request body is invalid.', { errors });
+}
+
+/** Origin -> edge index sync (DESIGN section 3): signature first, then the batch, version-ordered. */
+export function mountInternalSync(app: Hono<AppEnv>) {
+  app.post(routerPath(contract), internalBodyLimit, async (c) => {
+    const raw = await c.req.text();
+    await requireInternalSignature(c, raw);
+    const batch = parseJsonText(c, raw, contract.body);
+    refuseMisaddressedVoices(batch.updates);
+    const outcomes = await Promise.all(batch.updates.map((update) => applyUpdate(c.env, update)));
+    const applied = outcomes.filter((outcome) => outcome === 'applied').length;
+    return c.json({ applied, stale: outcomes.length - applied } satisfies SyncAck);
+  });
+}

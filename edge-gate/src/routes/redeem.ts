@@ -1,0 +1,68 @@
+import { type AuditRecord, ProblemError, type RedeemResult, routerPath } from '@vip/shared-schema';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
+import type { Hono } from 'hono';
+import { gateAuthentication } from '../auth/authenticate.js';
+import { recordDecision } from '../gate/audit-outbox.js';
+import { verifyAuthorizationToken } from '../gate/authorization-token.js';
+import { auditedCaller, gateLimit, holderOf } from '../gate/callers.js';
+import { enforceLimit } from '../gate/rate-limit.js';
+import type { AppEnv } from '../http/context.js';
+import { jsonBody, jsonBodyLimit } from '../http/json-body.js';
+import type { Redemption } from '../objects/VoiceGate.js';
+
+const contract = edgeRoutes.redeem;
+
+const REFUSALS: Record<Exclude<Redemption, 'redeemed'>, () => ProblemError> = {
+  already_used: () => new ProblemError('token_already_used', 'This authorization token has already been redeemed.'),
+  revoked: () => new ProblemError('token_revoked', 'The consent or licence behind this token has been withdrawn.'),
+  unknown: () => new ProblemError('token_revoked', 'This token is no longer known to the gate; the voice may have been erased.'),
+  not_holder: () => new ProblemError('platform_mismatch', 'Only the platform the token was issued to may redeem it.'),
+};
+
+/**
+ * Single-use redemption (DESIGN section 4): the signature and expiry are checked here, the one
+ * use inside the voice's VoiceGate object. Redemptions and refused repeats are audited.
+ */
+export function mountRedeem(app: Hono<AppEnv>) {
+  app.post(routerPath(contract), gateAuthentication, jsonBodyLimit, async (c) => {
+    const config = c.get('config');
+    const caller = c.get('caller');
+    const runtime = c.get('runtime');
+    await enforceLimit(c, gateLimit(config, caller, 'redeem'));
+    const { token } = await jsonBody(c, contract.body);
+    const nowMs = runtime.now();
+    const claims = await verifyAuthorizationToken(config, token, nowMs);
+    if (caller.kind === 'platform' && caller.platform_name !== claims.platform) throw REFUSALS.not_holder();
+
+    const gate = c.env.VOICE_GATE.get(c.env.VOICE_GATE.idFromName(claims.voice_id));
+    const outcome = await gate.redeem(claims.jti, holderOf(caller), nowMs);
+    if (outcome === 'not_holder' || outcome === 'unknown') throw REFUSALS[outcome]();
+
+    const redemptionCheckId = runtime.newId();
+    const record: AuditRecord = {
+      check_id: redemptionCheckId,
+      kind: 'authorization.redeemed',
+      decided_at: new Date(nowMs).toISOString(),
+      voice_id: claims.voice_id,
+      platform_name: claims.platform,
+      intended_use: claims.intended_use,
+      decision: outcome === 'redeemed' ? 'allow' : 'deny',
+      action: outcome === 'redeemed' ? 'redeemed' : 'refused',
+      reason: outcome === 'redeemed' ? null : outcome === 'already_used' ? 'token_already_used' : 'token_revoked',
+      license_status: outcome === 'redeemed' ? 'licensed' : null,
+      consent_status: outcome === 'redeemed' ? 'active' : null,
+      ...(await auditedCaller(config, caller)),
+      token_jti: claims.jti,
+    };
+    await recordDecision(c.env, record);
+    if (outcome !== 'redeemed') throw REFUSALS[outcome]();
+    return c.json({
+      voice_id: claims.voice_id,
+      platform_name: claims.platform,
+      intended_use: claims.intended_use,
+      check_id: claims.check_id,
+      jti: claims.jti,
+      redemption_check_id: redemptionCheckId,
+    } satisfies RedeemResult);
+  });
+}

@@ -1,0 +1,84 @@
+import { SELF } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { EDGE, edgeFetch, expectProblem, uniqueIp } from './support.js';
+
+const DEMO_PATH = '/api/v1/protect/demo/pre-synthesis-check';
+const UUID = expect.stringMatching(/^[0-9a-f-]{36}$/);
+
+type Outcome = Record<string, unknown>;
+interface DemoBody {
+  example_request: { voice_id: string };
+  response_schema: Outcome;
+  possible_responses: { no_registry_record: Outcome; protected_no_license: Outcome; protected_licensed: Outcome };
+}
+
+async function demo(variant: 'A' | 'B', ip = uniqueIp()) {
+  const response = await edgeFetch(DEMO_PATH, { headers: { 'cf-connecting-ip': ip } }, { settings: { GATE_VARIANT: variant } });
+  expect(response.status).toBe(200);
+  return (await response.json()) as DemoBody;
+}
+
+describe('GET /api/v1/protect/demo/pre-synthesis-check (spec 2.6)', () => {
+  it('Variant A: production schema with decision, license_status and consent_status', async () => {
+    const body = await demo('A');
+    expect(body).toMatchObject({ demo: true, endpoint: 'POST /api/v1/protect/pre-synthesis-check' });
+    expect(body.example_request).toMatchObject({ voice_id: UUID, platform_name: expect.any(String), intended_use: 'audiobook' });
+    expect(body.response_schema).toEqual({
+      protected: false,
+      action: 'no_registry_record',
+      decision: 'unresolved',
+      license_status: 'not_applicable',
+      consent_status: 'unknown',
+      platform_decision_required: true,
+      license_url: null,
+      check_id: UUID,
+    });
+    expect(body.response_schema).not.toHaveProperty('authorization_denied');
+    const { no_registry_record, protected_no_license, protected_licensed } = body.possible_responses;
+    expect(no_registry_record).toMatchObject({ action: 'no_registry_record', decision: 'unresolved', platform_decision_required: true });
+    expect(protected_no_license).toMatchObject({ action: 'authorization_denied', decision: 'deny', license_status: 'unlicensed' });
+    expect(protected_no_license.license_url).toBe(`https://origin.test/licensing?voice_id=${body.example_request.voice_id}`);
+    expect(protected_licensed).toMatchObject({ action: 'authorized', decision: 'allow', license_status: 'licensed' });
+  });
+
+  it('Variant B: authorization_denied flag, no decision or statuses, allow_licensed', async () => {
+    const body = await demo('B');
+    expect(body).toMatchObject({ demo: true, endpoint: 'POST /api/v1/protect/pre-synthesis-check' });
+    for (const field of ['decision', 'license_status', 'consent_status']) expect(body.response_schema).not.toHaveProperty(field);
+    expect(body.response_schema).toMatchObject({
+      protected: false,
+      authorization_denied: false,
+      platform_decision_required: true,
+      check_id: UUID,
+    });
+    const { no_registry_record, protected_no_license, protected_licensed } = body.possible_responses;
+    expect(no_registry_record).toMatchObject({ action: 'no_registry_record', platform_decision_required: true });
+    expect(protected_no_license).toMatchObject({
+      action: 'blocked',
+      authorization_denied: true,
+      license_url: expect.stringContaining('voice_id='),
+    });
+    expect(protected_licensed).toMatchObject({ action: 'allow_licensed' });
+  });
+
+  it('needs no credentials and no enrolled voice in the default deployment', async () => {
+    const response = await SELF.fetch(`${EDGE}${DEMO_PATH}`, { headers: { 'cf-connecting-ip': uniqueIp() } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ demo: true, variant: 'A' });
+  });
+
+  it('allows 100 requests per hour per IP, then answers 429 with Retry-After and RateLimit headers', async () => {
+    const ip = uniqueIp();
+    const pinned = Date.parse('2026-11-22T10:00:30Z');
+    const call = () => edgeFetch(DEMO_PATH, { headers: { 'cf-connecting-ip': ip } }, { nowMs: pinned });
+    const statuses: number[] = [];
+    for (let i = 0; i < 100; i++) statuses.push((await call()).status);
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    const refused = await call();
+    await expectProblem(refused, 429, 'rate_limited');
+    expect(refused.headers.get('retry-after')).toBe('3570');
+    expect(refused.headers.get('ratelimit-policy')).toBe('"default";q=100;w=3600');
+    expect(refused.headers.get('ratelimit')).toBe('"default";r=0;t=3570');
+    expect((await edgeFetch(DEMO_PATH, { headers: { 'cf-connecting-ip': uniqueIp() } }, { nowMs: pinned })).status).toBe(200);
+  });
+});

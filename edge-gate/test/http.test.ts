@@ -1,0 +1,88 @@
+import { SELF } from 'cloudflare:test';
+import { limits } from '@vip/shared-schema';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
+import { describe, expect, it } from 'vitest';
+import { EDGE, expectProblem, GATE_PATH, newPlatformKey } from './support.js';
+
+async function post(body: string, headers: Record<string, string>) {
+  return SELF.fetch(`${EDGE}${GATE_PATH}`, { method: 'POST', headers, body });
+}
+
+describe('problem+json on every error', () => {
+  it('answers an unknown route with 404 route_not_found', async () => {
+    const problem = await expectProblem(await SELF.fetch(`${EDGE}/api/v1/nowhere`), 404, 'route_not_found');
+    expect(problem.instance).toBe('/api/v1/nowhere');
+  });
+
+  it('answers a known path with the wrong method with 405 and Allow', async () => {
+    const response = await SELF.fetch(`${EDGE}${GATE_PATH}`);
+    await expectProblem(response, 405, 'method_not_allowed');
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+
+  it('refuses a body over the JSON limit with 413', async () => {
+    const key = await newPlatformKey();
+    const huge = JSON.stringify({ padding: 'x'.repeat(limits.jsonBodyMaxBytes) });
+    await expectProblem(await post(huge, { 'content-type': 'application/json', 'x-api-key': key.apiKey }), 413, 'payload_too_large');
+  });
+
+  it('refuses a body that is not JSON with 415', async () => {
+    const key = await newPlatformKey();
+    const response = await post('voice_id=x', { 'content-type': 'application/x-www-form-urlencoded', 'x-api-key': key.apiKey });
+    await expectProblem(response, 415, 'unsupported_media_type');
+  });
+
+  it('refuses malformed JSON with 422 malformed_json', async () => {
+    const key = await newPlatformKey();
+    await expectProblem(await post('{"voice_id":', { 'content-type': 'application/json', 'x-api-key': key.apiKey }), 422, 'malformed_json');
+  });
+
+  it('names every invalid and unknown field in a 422', async () => {
+    const key = await newPlatformKey();
+    const body = JSON.stringify({ voice_id: 'nope', platform_name: key.platformName, intended_use: 'karaoke', surprise: 1 });
+    const problem = await expectProblem(
+      await post(body, { 'content-type': 'application/json', 'x-api-key': key.apiKey }),
+      422,
+      'validation_failed',
+    );
+    const fields = (problem.errors as { field: string }[]).map((error) => error.field);
+    expect(fields).toEqual(expect.arrayContaining(['body.voice_id', 'body.intended_use', 'body.surprise']));
+  });
+
+  it('keeps a well-formed x-request-id and replaces a malformed one', async () => {
+    const kept = await SELF.fetch(`${EDGE}/openapi.json`, { headers: { 'x-request-id': 'trace-1234-abcd' } });
+    expect(kept.headers.get('x-request-id')).toBe('trace-1234-abcd');
+    const replaced = await SELF.fetch(`${EDGE}/openapi.json`, { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('GET /openapi.json and /docs', () => {
+  it('documents every edge route in OpenAPI 3.1', async () => {
+    const response = await SELF.fetch(`${EDGE}/openapi.json`);
+    expect(response.status).toBe(200);
+    const document = (await response.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    expect(document.openapi).toBe('3.1.0');
+    for (const route of Object.values(edgeRoutes)) expect(document.paths[route.path]?.[route.method]).toBeDefined();
+  });
+
+  it('serves a self-contained HTML reference', async () => {
+    const response = await SELF.fetch(`${EDGE}/docs`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/html');
+    const html = await response.text();
+    expect(html).toContain(GATE_PATH);
+    expect(html).not.toContain('<script');
+  });
+});
+
+describe('GET /.well-known/jwks.json', () => {
+  it('publishes the authorization-token key without its private part', async () => {
+    const response = await SELF.fetch(`${EDGE}/.well-known/jwks.json`);
+    expect(response.status).toBe(200);
+    const { keys } = (await response.json()) as { keys: Record<string, unknown>[] };
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig', kid: 'edge-test-key' });
+    expect(keys[0]).not.toHaveProperty('d');
+  });
+});

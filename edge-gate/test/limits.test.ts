@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { edgeFetch, expectProblem, GATE_PATH, jsonPost, newPlatformKey, uniqueIp } from './support.js';
+
+/** Pinned inside one window, so a minute or hour boundary cannot split a run. */
+const PINNED = Date.parse('2026-11-22T10:20:15Z');
+
+async function burst(count: number, send: () => Promise<Response>) {
+  const statuses: number[] = [];
+  // Batches keep the test quick while the limiter still sees every request.
+  for (let sent = 0; sent < count; sent += 50) {
+    const batch = await Promise.all(Array.from({ length: Math.min(50, count - sent) }, send));
+    for (const response of batch) {
+      statuses.push(response.status);
+      await response.body?.cancel();
+    }
+  }
+  return statuses;
+}
+
+describe('limits (spec 8)', () => {
+  it('allows exactly 1,000 gate requests per minute per API key, then 429', async () => {
+    const key = await newPlatformKey();
+    const send = () =>
+      edgeFetch(
+        GATE_PATH,
+        jsonPost({ voice_id: crypto.randomUUID(), platform_name: key.platformName, intended_use: 'music' }, { 'x-api-key': key.apiKey }),
+        { nowMs: PINNED },
+      );
+    const statuses = await burst(1010, send);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1000);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(10);
+
+    const refused = await send();
+    await expectProblem(refused, 429, 'rate_limited');
+    expect(refused.headers.get('retry-after')).toBe('45');
+    expect(refused.headers.get('ratelimit-policy')).toBe('"default";q=1000;w=60');
+    expect(refused.headers.get('ratelimit')).toBe('"default";r=0;t=45');
+
+    const otherKey = await newPlatformKey();
+    const fresh = await edgeFetch(
+      GATE_PATH,
+      jsonPost(
+        { voice_id: crypto.randomUUID(), platform_name: otherKey.platformName, intended_use: 'music' },
+        { 'x-api-key': otherKey.apiKey },
+      ),
+      { nowMs: PINNED },
+    );
+    expect(fresh.headers.get('ratelimit')).toBe('"default";r=999;t=45');
+    const nextMinute = await edgeFetch(
+      GATE_PATH,
+      jsonPost({ voice_id: crypto.randomUUID(), platform_name: key.platformName, intended_use: 'music' }, { 'x-api-key': key.apiKey }),
+      { nowMs: PINNED + 60_000 },
+    );
+    expect(nextMinute.status).toBe(200);
+  }, 60_000);
+
+  it('Variant B: allows 100 unauthenticated gate requests per hour per IP, then 429', async () => {
+    const ip = uniqueIp();
+    const send = () =>
+      edgeFetch(
+        GATE_PATH,
+        jsonPost({ voice_id: crypto.randomUUID(), platform_name: 'Anyone', intended_use: 'music' }, { 'cf-connecting-ip': ip }),
+        {
+          settings: { GATE_VARIANT: 'B' },
+          nowMs: PINNED,
+        },
+      );
+    const statuses = await burst(105, send);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(100);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(5);
+    const refused = await send();
+    await expectProblem(refused, 429, 'rate_limited');
+    expect(refused.headers.get('ratelimit-policy')).toBe('"default";q=100;w=3600');
+    expect(refused.headers.get('retry-after')).toBe(String(3600 - 20 * 60 - 15));
+  });
+});
