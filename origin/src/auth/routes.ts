@@ -1,0 +1,23 @@
+import { jwksRoute, loginRoute, refreshRoute, registerRoute } from '@vip/shared-schema/routes/origin-identity';
+import type { FastifyInstance } from 'fastify';
+import { addRoute, type ContractRegistry } from '../http/routes.js';
+import type { AccessTokens } from './access-tokens.js';
+import type { AuthService } from './service.js';
+
+export function registerAuthRoutes(app: FastifyInstance, registry: ContractRegistry, auth: AuthService, tokens: AccessTokens): void {
+  addRoute(app, registry, registerRoute, {
+    handler: ({ body }) => auth.register(body.email, body.password),
+  });
+
+  addRoute(app, registry, loginRoute, {
+    handler: ({ body }, request) => auth.login(body.email, body.password, request.ip),
+  });
+
+  addRoute(app, registry, refreshRoute, {
+    handler: ({ body }) => auth.refresh(body.refresh_token),
+  });
+
+  addRoute(app, registry, jwksRoute, {
+    handler: () => tokens.jwks() as { keys: { kty: string; crv: string; x: string; kid: string; alg: string; use: string }[] },
+  });
+}

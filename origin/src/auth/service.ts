@@ -1,0 +1,140 @@
+import { limits, ProblemError, sha256Hex, type UserRole } from '@vip/shared-schema';
+import type { Database } from '../db/client.js';
+import type { Runtime } from '../runtime.js';
+import type { AccessTokens } from './access-tokens.js';
+import type { PasswordHasher } from './passwords.js';
+import * as store from './store.js';
+
+export interface Session {
+  access_token: string;
+  token_type: 'bearer';
+  user_id: string;
+  refresh_token: string;
+  expires_in: number;
+}
+
+export interface AuthServiceDeps {
+  db: Database;
+  hasher: PasswordHasher;
+  tokens: AccessTokens;
+  runtime: Runtime;
+}
+
+type RefreshOutcome = { kind: 'rotated'; user: store.UserRow; refreshToken: string } | { kind: 'invalid' } | { kind: 'reused' };
+
+export class AuthService {
+  constructor(private readonly deps: AuthServiceDeps) {}
+
+  async register(email: string, password: string): Promise<{ user_id: string; email: string }> {
+    const user = await this.createUser(email, password, 'owner');
+    if (!user) throw new ProblemError('email_taken', 'An account with this email exists.');
+    return { user_id: user.id, email: user.email };
+  }
+
+  /** Creates the account unless the email is taken (null then). */
+  async createUser(email: string, password: string, role: UserRole): Promise<store.UserRow | null> {
+    const { db, hasher, runtime } = this.deps;
+    const passwordHash = await hasher.hash(password);
+    return store.insertUser(db, { id: runtime.newId(), email, passwordHash, role, createdAt: runtime.clock.now() });
+  }
+
+  /**
+   * Unknown emails cost one scrypt verify too, against a dummy hash, so the answer time does not
+   * tell whether an account exists. Failures count per account and per client address.
+   */
+  async login(email: string, password: string, clientIp: string): Promise<Session> {
+    const { db, hasher, runtime } = this.deps;
+    const now = runtime.clock.now();
+    const windowStart = new Date(now.getTime() - limits.loginWindowSeconds * 1000);
+    const subjects = { account: `account:${email}`, ip: `ip:${clientIp}` };
+    await this.refuseWhenRateLimited(subjects, now, windowStart);
+
+    const user = await store.findUserByEmail(db, email);
+    const passwordMatches = await hasher.verify(password, user?.passwordHash ?? (await hasher.dummyHash()));
+    if (!user || !passwordMatches) {
+      await store.recordLoginFailure(db, [subjects.account, subjects.ip], now, windowStart);
+      throw new ProblemError('invalid_credentials', 'Email or password is wrong.');
+    }
+    await store.clearLoginFailures(db, subjects.account);
+    return this.openSession(user, runtime.newId());
+  }
+
+  /** Rotates on every use; a spent token presented again revokes every token of its family. */
+  async refresh(refreshToken: string): Promise<Session> {
+    const { db, runtime } = this.deps;
+    const now = runtime.clock.now();
+    const tokenHash = await sha256Hex(refreshToken);
+    const nextToken = this.newRefreshToken();
+    const nextHash = await sha256Hex(nextToken);
+    // Outcomes are returned, not thrown, so that a family revocation commits.
+    const outcome = await db.transaction(async (tx): Promise<RefreshOutcome> => {
+      const row = await store.findRefreshTokenByHash(tx, tokenHash);
+      if (!row) return { kind: 'invalid' };
+      if (row.usedAt) {
+        await store.revokeRefreshFamily(tx, row.familyId, now);
+        return { kind: 'reused' };
+      }
+      if (row.revokedAt || row.expiresAt <= now) return { kind: 'invalid' };
+      if (!(await store.markRefreshTokenUsed(tx, row.id, now))) {
+        await store.revokeRefreshFamily(tx, row.familyId, now);
+        return { kind: 'reused' };
+      }
+      const user = await store.findUserById(tx, row.userId);
+      if (!user) return { kind: 'invalid' };
+      await store.insertRefreshToken(tx, this.refreshRow(user.id, row.familyId, nextHash, now));
+      return { kind: 'rotated', user, refreshToken: nextToken };
+    });
+    if (outcome.kind === 'reused') {
+      throw new ProblemError('refresh_token_reused', 'This refresh token was already used; its session is revoked. Log in again.');
+    }
+    if (outcome.kind === 'invalid') throw new ProblemError('invalid_token', 'The refresh token is invalid or expired.');
+    return this.session(outcome.user, outcome.refreshToken);
+  }
+
+  private async refuseWhenRateLimited(subjects: { account: string; ip: string }, now: Date, windowStart: Date): Promise<void> {
+    const windows = await store.countLoginFailures(this.deps.db, [subjects.account, subjects.ip], windowStart);
+    const allowed: Record<string, number> = {
+      [subjects.account]: limits.loginAttemptsPerAccount,
+      [subjects.ip]: limits.loginAttemptsPerIp,
+    };
+    const exceeded = windows.filter((w) => w.failures >= (allowed[w.subject] ?? 0) && w.oldest);
+    if (exceeded.length === 0) return;
+    const freeAt = Math.max(...exceeded.map((w) => w.oldest!.getTime() + limits.loginWindowSeconds * 1000));
+    const retryAfter = Math.max(1, Math.ceil((freeAt - now.getTime()) / 1000));
+    throw new ProblemError('rate_limited', 'Too many failed logins; try again later.', { headers: { 'retry-after': String(retryAfter) } });
+  }
+
+  private async openSession(user: store.UserRow, familyId: string): Promise<Session> {
+    const now = this.deps.runtime.clock.now();
+    const refreshToken = this.newRefreshToken();
+    await store.insertRefreshToken(this.deps.db, this.refreshRow(user.id, familyId, await sha256Hex(refreshToken), now));
+    return this.session(user, refreshToken);
+  }
+
+  private async session(user: store.UserRow, refreshToken: string): Promise<Session> {
+    const { tokens, runtime } = this.deps;
+    const accessToken = await tokens.issue({ userId: user.id, role: user.role }, runtime.clock.now(), runtime.newId());
+    return {
+      access_token: accessToken,
+      token_type: 'bearer',
+      user_id: user.id,
+      refresh_token: refreshToken,
+      expires_in: limits.accessTokenTtlSeconds,
+    };
+  }
+
+  private newRefreshToken(): string {
+    return Buffer.from(this.deps.runtime.randomBytes(32)).toString('base64url');
+  }
+
+  private refreshRow(userId: string, familyId: string, tokenHash: string, now: Date) {
+    return {
+      id: this.deps.runtime.newId(),
+      familyId,
+      userId,
+      tokenHash,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + limits.refreshTokenTtlSeconds * 1000),
+    };
+  }
+}

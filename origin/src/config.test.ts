@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+
+describe('loadConfig', () => {
+  it('fills the defaults: port 8080 on loopback, PGlite under ./.data, no edge', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      database: { kind: 'pglite', dir: './.data/pglite' },
+      edge: null,
+      jwtPrivateJwk: null,
+      admin: { email: 'admin@vip.local', password: null },
+      logLevel: 'info',
+    });
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ ORIGIN_PORT: '', DATABASE_URL: '', LOG_LEVEL: '' }).port).toBe(8080);
+  });
+
+  it('starts the local WebSocket proxy for a loopback Postgres only, unless told otherwise', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/vip' }).database).toEqual({
+      kind: 'postgres',
+      url: 'postgres://postgres@127.0.0.1:5432/vip',
+      localProxy: true,
+    });
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u:p@ep-x.eu-central-1.aws.neon.tech/db' }).database).toMatchObject({
+      localProxy: false,
+    });
+    expect(loadConfig({ DATABASE_URL: 'postgres://db.internal/vip', DATABASE_WS_PROXY: 'on' }).database).toMatchObject({
+      localProxy: true,
+    });
+  });
+
+  it('needs INTERNAL_SECRET when EDGE_URL is set', () => {
+    expect(() => loadConfig({ EDGE_URL: 'http://127.0.0.1:8787' })).toThrow(/INTERNAL_SECRET/);
+    expect(loadConfig({ EDGE_URL: 'http://127.0.0.1:8787', INTERNAL_SECRET: 'a-long-shared-secret' }).edge).toEqual({
+      url: 'http://127.0.0.1:8787',
+      internalSecret: 'a-long-shared-secret',
+    });
+  });
+
+  it('refuses a bad port, a bad log level and a JWK that is not an Ed25519 private key, naming the variable', () => {
+    expect(() => loadConfig({ ORIGIN_PORT: 'eighty' })).toThrow(/ORIGIN_PORT/);
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
+    expect(() => loadConfig({ JWT_PRIVATE_JWK: '{"kty":"OKP","crv":"Ed25519","x":"abc"}' })).toThrow(/JWT_PRIVATE_JWK/);
+  });
+
+  it('never puts a secret value into its error message', () => {
+    const secret = 'short';
+    expect(() => loadConfig({ EDGE_URL: 'http://127.0.0.1:8787', INTERNAL_SECRET: secret })).toThrow(/^(?![\s\S]*short)/);
+  });
+
+  it('lower-cases the admin email', () => {
+    expect(loadConfig({ ADMIN_EMAIL: 'Admin@Example.com' }).admin.email).toBe('admin@example.com');
+  });
+});

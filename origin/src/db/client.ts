@@ -1,0 +1,82 @@
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { neonConfig, Pool } from '@neondatabase/serverless';
+import { drizzle as drizzleNeon } from 'drizzle-orm/neon-serverless';
+import { migrate as migrateNeon } from 'drizzle-orm/neon-serverless/migrator';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import ws from 'ws';
+import { type LocalWsProxy, startLocalWsProxy } from './local-ws-proxy.js';
+import { MIGRATIONS_FOLDER } from './migrations-folder.js';
+
+/** Store code is written once against this type; both drivers produce it. */
+export type Database = PgDatabase<PgQueryResultHKT>;
+
+export interface DatabaseHandle {
+  db: Database;
+  driver: 'pglite' | 'postgres';
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openPglite(dir: string): Promise<DatabaseHandle> {
+  await mkdir(dir, { recursive: true });
+  const client = new PGlite(dir, { extensions: { vector } });
+  await client.waitReady;
+  return pgliteHandle(client);
+}
+
+export function pgliteHandle(client: PGlite): DatabaseHandle {
+  const db = drizzlePglite({ client });
+  return {
+    db: db as unknown as Database,
+    driver: 'pglite',
+    migrate: () => migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+    close: () => client.close(),
+  };
+}
+
+export async function openPostgres(url: string, options: { localProxy: boolean; maxConnections?: number }): Promise<DatabaseHandle> {
+  const proxy = options.localProxy ? await acquireLocalProxy() : null;
+  neonConfig.webSocketConstructor = ws;
+  if (proxy) {
+    neonConfig.wsProxy = (host, port) => `127.0.0.1:${proxy.port}/v1?address=${host}:${port}`;
+    neonConfig.useSecureWebSocket = false;
+    neonConfig.pipelineTLS = false;
+    neonConfig.pipelineConnect = false;
+  }
+  const pool = new Pool({ connectionString: url, max: options.maxConnections ?? 10 });
+  // An idle connection dropped by the server must not crash the process; the pool reconnects.
+  pool.on('error', () => {});
+  const db = drizzleNeon({ client: pool });
+  return {
+    db: db as unknown as Database,
+    driver: 'postgres',
+    migrate: () => migrateNeon(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+    close: async () => {
+      await pool.end();
+      if (proxy) await releaseLocalProxy();
+    },
+  };
+}
+
+// neonConfig is process-wide, so every Postgres handle of a process shares one proxy.
+let sharedProxy: { proxy: Promise<LocalWsProxy>; users: number } | null = null;
+
+async function acquireLocalProxy(): Promise<LocalWsProxy> {
+  sharedProxy ??= { proxy: startLocalWsProxy(), users: 0 };
+  sharedProxy.users++;
+  return sharedProxy.proxy;
+}
+
+async function releaseLocalProxy(): Promise<void> {
+  if (!sharedProxy || --sharedProxy.users > 0) return;
+  const { proxy } = sharedProxy;
+  sharedProxy = null;
+  await (await proxy).close();
+}
+
+/** The database or an open transaction on it: store functions accept either. */
+export type Executor = Database | Parameters<Parameters<Database['transaction']>[0]>[0];

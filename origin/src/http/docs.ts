@@ -1,0 +1,27 @@
+import { buildOpenApiDocument, renderDocsPage } from '@vip/shared-schema';
+import { originDocsRoute, originOpenApiRoute } from '@vip/shared-schema/routes/origin-identity';
+import type { FastifyInstance } from 'fastify';
+import { addRoute, type ContractRegistry } from './routes.js';
+
+const INFO = {
+  title: 'Voice Identity Protection Service: origin',
+  version: '1.0.0',
+  description: 'Accounts, platforms and API keys, voices, consents, licences, detection, audit and webhooks.',
+};
+
+/** Registered last, so the document lists every contract the app serves; built once, on first request. */
+export function registerDocsRoutes(app: FastifyInstance, registry: ContractRegistry): void {
+  let document: Record<string, unknown> | undefined;
+  let page: string | undefined;
+  const openApi = () => {
+    document ??= buildOpenApiDocument(INFO, registry);
+    return document;
+  };
+  addRoute(app, registry, originOpenApiRoute, { handler: () => openApi() });
+  addRoute(app, registry, originDocsRoute, {
+    handler: () => {
+      page ??= renderDocsPage(openApi());
+      return page;
+    },
+  });
+}

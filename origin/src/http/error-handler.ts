@@ -1,0 +1,38 @@
+import { PROBLEM_CONTENT_TYPE, ProblemError, toProblem } from '@vip/shared-schema';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { asProblem } from './problems.js';
+import type { RouteTable } from './route-table.js';
+
+/**
+ * The one place errors become responses: everything thrown anywhere, Fastify's own failures and
+ * unknown routes all leave as application/problem+json with a code and the request id.
+ */
+export function installErrorHandling(app: FastifyInstance, routes: RouteTable): void {
+  app.setErrorHandler((error, request, reply) => {
+    const problem = asProblem(error);
+    if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+    sendProblem(request, reply, problem);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = pathOf(request);
+    const allowed = routes.methodsAt(path);
+    if (allowed.length > 0) {
+      const detail = `${request.method} is not allowed here; use ${allowed.join(', ')}.`;
+      sendProblem(request, reply, new ProblemError('method_not_allowed', detail, { headers: { allow: allowed.join(', ') } }));
+      return;
+    }
+    sendProblem(request, reply, new ProblemError('route_not_found', `No route ${request.method} ${path}.`));
+  });
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: ProblemError): void {
+  for (const [name, value] of Object.entries(problem.headers ?? {})) reply.header(name, value);
+  reply
+    .code(problem.status)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(toProblem(problem, pathOf(request), request.id));
+}
+
+/** The path without its query string: a query may hold something that has no place in a response. */
+const pathOf = (request: FastifyRequest): string => request.url.split('?', 1)[0] ?? '/';

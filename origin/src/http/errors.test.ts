@@ -1,0 +1,115 @@
+import { limits, PROBLEM_CONTENT_TYPE, problemSchema } from '@vip/shared-schema';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestOrigin, type TestOrigin } from '../testing/origin.js';
+
+let origin: TestOrigin;
+beforeAll(async () => {
+  origin = await startTestOrigin();
+});
+afterAll(() => origin?.close());
+
+/** Every error answer: problem+json of the shared shape, the code asked for, and the request id echoed. */
+function expectProblem(response: LightMyRequestResponse, status: number, code: string) {
+  expect(response.statusCode).toBe(status);
+  expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
+  const problem = problemSchema.parse(response.json());
+  expect(problem).toMatchObject({ status, code, type: `urn:vip:problem:${code}` });
+  expect(problem.request_id).toBe(response.headers['x-request-id']);
+  return problem;
+}
+
+const LOGIN = '/api/v1/auth/login';
+
+describe('problem+json on every error path', () => {
+  it('404 route_not_found for an unknown route', async () => {
+    const problem = expectProblem(await origin.app.inject({ method: 'GET', url: '/api/v1/nothing-here?secret=x' }), 404, 'route_not_found');
+    expect(problem.instance).toBe('/api/v1/nothing-here');
+  });
+
+  it('405 method_not_allowed with Allow for a known path and the wrong method', async () => {
+    const response = await origin.app.inject({ method: 'PUT', url: LOGIN });
+    expectProblem(response, 405, 'method_not_allowed');
+    expect(response.headers.allow).toBe('POST');
+  });
+
+  it('413 payload_too_large for a JSON body over the limit', async () => {
+    const payload = JSON.stringify({ email: 'a@example.com', password: 'x'.repeat(limits.jsonBodyMaxBytes) });
+    expectProblem(
+      await origin.app.inject({ method: 'POST', url: LOGIN, payload, headers: { 'content-type': 'application/json' } }),
+      413,
+      'payload_too_large',
+    );
+  });
+
+  it('415 unsupported_media_type for a body that is not JSON', async () => {
+    expectProblem(
+      await origin.app.inject({
+        method: 'POST',
+        url: LOGIN,
+        payload: 'email=a',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      415,
+      'unsupported_media_type',
+    );
+    expectProblem(
+      await origin.app.inject({ method: 'POST', url: LOGIN, payload: 'hello', headers: { 'content-type': 'text/plain' } }),
+      415,
+      'unsupported_media_type',
+    );
+  });
+
+  it('422 malformed_json for a body that does not parse, or is empty', async () => {
+    const headers = { 'content-type': 'application/json' };
+    expectProblem(await origin.app.inject({ method: 'POST', url: LOGIN, payload: '{"email": ', headers }), 422, 'malformed_json');
+    expectProblem(await origin.app.inject({ method: 'POST', url: LOGIN, payload: '', headers }), 422, 'malformed_json');
+  });
+
+  it('422 validation_failed with one entry per field, unknown fields included', async () => {
+    const response = await origin.app.inject({
+      method: 'POST',
+      url: LOGIN,
+      payload: { email: 'not-an-email', password: 'x', admin: true },
+    });
+    const problem = expectProblem(response, 422, 'validation_failed');
+    expect(problem.errors).toEqual(
+      expect.arrayContaining([
+        { field: 'body.email', message: expect.any(String) },
+        { field: 'body.admin', message: 'unknown field' },
+      ]),
+    );
+  });
+
+  it('422 malformed_json for JSON prototype poisoning', async () => {
+    const payload = '{"email":"a@example.com","password":"x","__proto__":{"role":"admin"}}';
+    expectProblem(
+      await origin.app.inject({ method: 'POST', url: LOGIN, payload, headers: { 'content-type': 'application/json' } }),
+      422,
+      'malformed_json',
+    );
+  });
+
+  it('401 authentication_required without credentials', async () => {
+    expectProblem(await origin.app.inject({ method: 'GET', url: '/api/v1/platforms' }), 401, 'authentication_required');
+  });
+});
+
+describe('request ids', () => {
+  it('keeps a well-formed x-request-id and echoes it', async () => {
+    const response = await origin.app.inject({ method: 'GET', url: '/nope', headers: { 'x-request-id': 'trace-abc-12345' } });
+    expect(response.headers['x-request-id']).toBe('trace-abc-12345');
+    expect(response.json().request_id).toBe('trace-abc-12345');
+  });
+
+  it('replaces a malformed one with a fresh UUID', async () => {
+    const response = await origin.app.inject({ method: 'GET', url: '/nope', headers: { 'x-request-id': 'bad id <script>' } });
+    expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('sets one on successful answers too', async () => {
+    const response = await origin.app.inject({ method: 'GET', url: '/.well-known/jwks.json' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});

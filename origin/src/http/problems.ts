@@ -1,0 +1,27 @@
+import { PROBLEM_CODES, type ProblemCode, ProblemError } from '@vip/shared-schema';
+
+/** Fastify's own failures, by error code, mapped onto the problem table. */
+const FASTIFY_CODES: Record<string, ProblemCode> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'malformed_json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'malformed_json',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_BAD_URL: 'route_not_found',
+};
+
+/** Other libraries only say a status; the first code in the table with that status stands for it. */
+const codeForStatus = (status: number): ProblemCode | undefined =>
+  (Object.keys(PROBLEM_CODES) as ProblemCode[]).find((code) => PROBLEM_CODES[code].status === status);
+
+/** Anything thrown becomes a ProblemError; only ours carry their own detail text. */
+export function asProblem(error: unknown): ProblemError {
+  if (error instanceof ProblemError) return error;
+  const { code, statusCode } = (error ?? {}) as { code?: unknown; statusCode?: unknown };
+  const known = typeof code === 'string' ? FASTIFY_CODES[code] : undefined;
+  if (known) return new ProblemError(known);
+  if (error instanceof SyntaxError && statusCode === 400) return new ProblemError('malformed_json');
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    return new ProblemError(codeForStatus(statusCode) ?? 'validation_failed');
+  }
+  return new ProblemError('internal_error', 'The server could not complete the request.');
+}

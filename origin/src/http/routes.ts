@@ -1,0 +1,59 @@
+import { type RouteContract, routerPath, validationProblem } from '@vip/shared-schema';
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { z } from 'zod';
+
+type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export interface RouteInput<C extends RouteContract> {
+  body: Parsed<C['body']>;
+  params: Parsed<C['params']>;
+  query: Parsed<C['query']>;
+}
+
+type SuccessBody<C extends RouteContract> = C['success']['schema'] extends z.ZodType ? z.input<C['success']['schema']> : unknown;
+
+export interface RouteOptions<C extends RouteContract> {
+  /** Runs before validation, so an unauthenticated caller learns nothing about the request shape. */
+  guards?: preHandlerAsyncHookHandler[];
+  handler: (input: RouteInput<C>, request: FastifyRequest) => Promise<SuccessBody<C>> | SuccessBody<C>;
+}
+
+/** Every contract registered on the app, in order; /openapi.json is generated from this list. */
+export type ContractRegistry = RouteContract[];
+
+/**
+ * Serves one route of a contract: the contract's zod schemas are the only validation, and the
+ * handler's return value is sent with the contract's success status.
+ */
+export function addRoute<C extends RouteContract>(
+  app: FastifyInstance,
+  registry: ContractRegistry,
+  contract: C,
+  options: RouteOptions<C>,
+): void {
+  registry.push(contract);
+  app.route({
+    method: contract.method.toUpperCase() as Uppercase<C['method']>,
+    url: routerPath(contract),
+    preHandler: options.guards ?? [],
+    handler: async (request, reply) => {
+      const input = {
+        params: parse(contract.params, request.params, 'params'),
+        query: parse(contract.query, request.query, 'query'),
+        // A request without a body is read as an empty object, so missing fields are named one by one.
+        body: parse(contract.body, request.body ?? {}, 'body'),
+      } as RouteInput<C>;
+      const result = await options.handler(input, request);
+      reply.code(contract.success.status);
+      if (contract.success.contentType) reply.type(contract.success.contentType);
+      return result;
+    },
+  });
+}
+
+function parse(schema: z.ZodType | undefined, value: unknown, where: 'body' | 'query' | 'params'): unknown {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value);
+  if (!result.success) throw validationProblem(result.error.issues, where);
+  return result.data;
+}

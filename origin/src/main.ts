@@ -1,0 +1,64 @@
+import { createAccessTokens, generateSigningJwk } from './auth/access-tokens.js';
+import { ensureAdmin } from './auth/bootstrap.js';
+import { scryptHasher } from './auth/passwords.js';
+import { loadConfig } from './config.js';
+import { openConfiguredDatabase } from './db/open.js';
+import { OutboxSender } from './edge-sync/sender.js';
+import { OutboxSignal } from './edge-sync/signal.js';
+import { systemRuntime } from './runtime.js';
+import { buildServer } from './server.js';
+
+const config = loadConfig(process.env);
+const database = await openConfiguredDatabase(config.database);
+await database.migrate();
+
+const signingJwk = config.jwtPrivateJwk ?? (await generateSigningJwk(`ephemeral-${systemRuntime.newId()}`));
+const tokens = await createAccessTokens(signingJwk);
+const outbox = new OutboxSignal();
+const { app, auth } = await buildServer({
+  db: database.db,
+  tokens,
+  hasher: scryptHasher(),
+  runtime: systemRuntime,
+  outbox,
+  logger: { level: config.logLevel },
+  trustProxy: config.trustProxy,
+});
+if (!config.jwtPrivateJwk) app.log.warn('JWT_PRIVATE_JWK is not set: signing with a key that lives only until this process ends');
+
+const admin = await ensureAdmin(auth, database.db, systemRuntime, config.admin);
+if (admin.outcome === 'created_with_generated_password') {
+  // The one place a secret is ever printed: once, to stdout, when the admin account is first created.
+  process.stdout.write(
+    `\n===== VIP ADMIN ACCOUNT CREATED: ${config.admin.email} password: ${admin.password} (shown once; store it now) =====\n\n`,
+  );
+} else {
+  app.log.info({ admin: config.admin.email, outcome: admin.outcome }, 'admin account checked');
+}
+
+const sender = config.edge
+  ? new OutboxSender({
+      db: database.db,
+      edge: config.edge,
+      signal: outbox,
+      clock: systemRuntime.clock,
+      log: app.log.child({ component: 'edge-sync' }),
+    })
+  : null;
+if (!sender) app.log.warn('EDGE_URL is not set: edge index updates stay queued in the outbox');
+
+await app.listen({ port: config.port, host: config.host });
+sender?.start();
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  app.log.info({ signal }, 'shutting down');
+  await app.close();
+  await sender?.stop();
+  await database.close();
+  process.exit(0);
+}
+process.once('SIGINT', () => void shutdown('SIGINT'));
+process.once('SIGTERM', () => void shutdown('SIGTERM'));

@@ -1,0 +1,44 @@
+import { and, asc, eq } from 'drizzle-orm';
+import type { Executor } from '../db/client.js';
+import { apiKeys, platforms } from '../db/schema.js';
+
+export type PlatformRow = typeof platforms.$inferSelect;
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+/** Inserts unless the name is taken; answers null when it is. */
+export async function insertPlatform(db: Executor, platform: typeof platforms.$inferInsert): Promise<PlatformRow | null> {
+  const [row] = await db.insert(platforms).values(platform).onConflictDoNothing({ target: platforms.name }).returning();
+  return row ?? null;
+}
+
+export function listPlatforms(db: Executor): Promise<PlatformRow[]> {
+  return db.select().from(platforms).orderBy(asc(platforms.createdAt), asc(platforms.name));
+}
+
+export async function findPlatform(db: Executor, id: string): Promise<PlatformRow | null> {
+  const [row] = await db.select().from(platforms).where(eq(platforms.id, id));
+  return row ?? null;
+}
+
+export async function insertApiKey(db: Executor, key: typeof apiKeys.$inferInsert): Promise<ApiKeyRow> {
+  const [row] = await db.insert(apiKeys).values(key).returning();
+  return row!;
+}
+
+export function listApiKeys(db: Executor, platformId: string): Promise<ApiKeyRow[]> {
+  return db.select().from(apiKeys).where(eq(apiKeys.platformId, platformId)).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
+}
+
+/** Locks the key's row for the rest of the transaction, so its outbox versions follow commit order. */
+export async function lockApiKey(db: Executor, platformId: string, keyId: string): Promise<ApiKeyRow | null> {
+  const [row] = await db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.platformId, platformId)))
+    .for('update');
+  return row ?? null;
+}
+
+export async function markApiKeyRevoked(db: Executor, keyId: string, now: Date): Promise<void> {
+  await db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, keyId));
+}

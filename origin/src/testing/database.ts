@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { sha256Hex } from '@vip/shared-schema';
+import { sql } from 'drizzle-orm';
+import { type DatabaseHandle, openPostgres, pgliteHandle } from '../db/client.js';
+import { MIGRATIONS_FOLDER } from '../db/migrations-folder.js';
+
+/**
+ * A migrated database of its own for one test file, on the driver the vitest project chose:
+ * in-memory PGlite, or a fresh database on the server named by TEST_DATABASE_URL (through the Neon
+ * driver and the local WebSocket proxy), dropped again on close.
+ */
+export async function openTestDatabase(): Promise<DatabaseHandle> {
+  const driver = process.env.TEST_DB_DRIVER ?? 'pglite';
+  if (driver === 'pglite') {
+    const handle = pgliteHandle(new PGlite({ extensions: { vector }, loadDataDir: await migratedPgliteImage() }));
+    await handle.migrate();
+    return handle;
+  }
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (driver !== 'postgres' || !serverUrl) throw new Error('TEST_DB_DRIVER=postgres needs TEST_DATABASE_URL (postgres://…/db)');
+  const admin = await openPostgres(serverUrl, { localProxy: true, maxConnections: 1 });
+  const name = `vip_t_${randomBytes(6).toString('hex')}`;
+  await admin.db.execute(sql.raw(`create database ${name}`));
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const handle = await openPostgres(url.toString(), { localProxy: true, maxConnections: 4 });
+  await handle.migrate();
+  return {
+    ...handle,
+    close: async () => {
+      await handle.close();
+      await admin.db.execute(sql.raw(`drop database if exists ${name} with (force)`));
+      await admin.close();
+    },
+  };
+}
+
+/**
+ * PGlite's initdb takes seconds; loading a saved data directory takes a fraction of that. The image
+ * of a freshly migrated database is kept in the temp folder, keyed by the migrations and the PGlite
+ * version, so only the first test file after a change pays for initdb.
+ */
+async function migratedPgliteImage(): Promise<Blob> {
+  const file = join(tmpdir(), `vip-origin-pglite-${(await imageKey()).slice(0, 16)}.tar`);
+  try {
+    return new Blob([await readFile(file)]);
+  } catch {
+    const client = new PGlite({ extensions: { vector } });
+    await pgliteHandle(client).migrate();
+    const image = await client.dumpDataDir('none');
+    await client.close();
+    // Written aside and renamed, so a parallel worker never reads half an image.
+    const partial = `${file}.${process.pid}.partial`;
+    await writeFile(partial, new Uint8Array(await image.arrayBuffer()));
+    await rename(partial, file);
+    return image;
+  }
+}
+
+async function imageKey(): Promise<string> {
+  const names = (await readdir(MIGRATIONS_FOLDER)).filter((name) => name.endsWith('.sql')).sort();
+  const contents = await Promise.all(names.map((name) => readFile(join(MIGRATIONS_FOLDER, name), 'utf8')));
+  // The package does not export its package.json; find it beside the entry point.
+  const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
+  const packageJson = await readFile(join(entry.slice(0, entry.lastIndexOf('/dist/')), 'package.json'), 'utf8');
+  const pgliteVersion = (JSON.parse(packageJson) as { version: string }).version;
+  return sha256Hex([pgliteVersion, ...names, ...contents].join('\0'));
+}

@@ -1,0 +1,86 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { type AccessTokens, createAccessTokens, generateSigningJwk, type SigningJwk } from '../auth/access-tokens.js';
+import { type PasswordHasher, scryptHasher } from '../auth/passwords.js';
+import type { DatabaseHandle } from '../db/client.js';
+import { OutboxSignal } from '../edge-sync/signal.js';
+import type { Runtime } from '../runtime.js';
+import { buildServer, type OriginServer } from '../server.js';
+import { openTestDatabase } from './database.js';
+
+/** Cheap scrypt for tests; the encoding carries the cost, so production code paths are the same. */
+export const fastHasher = (): PasswordHasher => scryptHasher({ logN: 10, r: 8, p: 1 });
+
+/** Real time plus an offset a test can move forward. */
+export function movableRuntime(): Runtime & { advance(ms: number): void } {
+  let offset = 0;
+  return {
+    clock: { now: () => new Date(Date.now() + offset) },
+    randomBytes: (length) => randomBytes(length),
+    newId: () => randomUUID(),
+    advance: (ms) => {
+      offset += ms;
+    },
+  };
+}
+
+export interface TestOrigin extends OriginServer {
+  database: DatabaseHandle;
+  runtime: ReturnType<typeof movableRuntime>;
+  tokens: AccessTokens;
+  signingJwk: SigningJwk;
+  outbox: OutboxSignal;
+  /** Every log line the server wrote, raw. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export async function startTestOrigin(options: { hasher?: PasswordHasher } = {}): Promise<TestOrigin> {
+  const database = await openTestDatabase();
+  const runtime = movableRuntime();
+  const signingJwk = await generateSigningJwk('test-key');
+  const tokens = await createAccessTokens(signingJwk);
+  const outbox = new OutboxSignal();
+  const logs: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const server = await buildServer({
+    db: database.db,
+    tokens,
+    hasher: options.hasher ?? fastHasher(),
+    runtime,
+    outbox,
+    logger: { level: 'info', stream },
+  });
+  return {
+    ...server,
+    database,
+    runtime,
+    tokens,
+    signingJwk,
+    outbox,
+    logs,
+    close: async () => {
+      await server.app.close();
+      await database.close();
+    },
+  };
+}
+
+let emailCounter = 0;
+export const uniqueEmail = (label = 'user') => `${label}-${Date.now().toString(36)}-${++emailCounter}@example.com`;
+export const PASSWORD = 'correct horse battery staple';
+
+/** A logged-in account of the given role; admins are made directly, as the start-up bootstrap does. */
+export async function loggedIn(origin: TestOrigin, role: 'owner' | 'admin' = 'owner') {
+  const email = uniqueEmail(role);
+  const user = await origin.auth.createUser(email, PASSWORD, role);
+  const session = await origin.auth.login(email, PASSWORD, '192.0.2.1');
+  return { email, userId: user!.id, accessToken: session.access_token, refreshToken: session.refresh_token };
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
