@@ -1,4 +1,6 @@
 /** Tables of every domain, one file each under schema/, so domains can be added without touching the others. */
 export * from './schema/edge-sync.js';
+export * from './schema/events.js';
 export * from './schema/identity.js';
 export * from './schema/platforms.js';
+export * from './schema/voices.js';

@@ -1,0 +1,22 @@
+import { WEBHOOK_EVENTS } from '@vip/shared-schema';
+import { sql } from 'drizzle-orm';
+import { bigserial, index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
+/**
+ * Events of the service (spec part 6), written in the same transaction as the change they report;
+ * the webhook sender delivers from here, so a crash between commit and delivery loses nothing.
+ */
+export const domainEvents = pgTable(
+  'domain_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    eventType: text('event_type', { enum: WEBHOOK_EVENTS }).notNull(),
+    voiceId: uuid('voice_id'),
+    /** Whose subscriptions may receive it: the voice owner's, or every subscriber of the event when null. */
+    ownerId: uuid('owner_id'),
+    /** The delivery body (spec 2.8 / 6.2) without secrets or biometric data. */
+    payload: jsonb('payload').notNull(),
+    occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull().default(sql`now()`),
+  },
+  (table) => [index('domain_events_occurred_idx').on(table.occurredAt, table.id)],
+);
