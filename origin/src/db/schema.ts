@@ -1,4 +1,5 @@
 /** Tables of every domain, one file each under schema/, so domains can be added without touching the others. */
+export * from './schema/audit-pending.js';
 export * from './schema/edge-sync.js';
 export * from './schema/events.js';
 export * from './schema/identity.js';
