@@ -31,7 +31,9 @@ interface Secrets {
 /** An Ed25519 private JWK whose kid is its RFC 7638 thumbprint. */
 function newSigningJwk(): Record<string, unknown> {
   const jwk = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
-  const thumbprint = createHash('sha256').update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x })).digest('base64url');
+  const thumbprint = createHash('sha256')
+    .update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x }))
+    .digest('base64url');
   return { ...jwk, kid: thumbprint, alg: 'EdDSA', use: 'sig' };
 }
 
@@ -65,7 +67,8 @@ async function freePort(): Promise<number> {
 }
 
 /** Settings passed through to the planes unchanged when the caller sets them. */
-const passThrough = (names: string[]) => Object.fromEntries(names.filter((n) => process.env[n] !== undefined).map((n) => [n, process.env[n]!]));
+const passThrough = (names: string[]) =>
+  Object.fromEntries(names.filter((n) => process.env[n] !== undefined).map((n) => [n, process.env[n]!]));
 
 function prefixLines(child: ChildProcess, label: string) {
   for (const [stream, out] of [
@@ -109,7 +112,12 @@ async function main() {
   };
   const edgeEnvFile = join(settings.dataDir, 'edge.env');
   // Single quotes: dotenv takes such values literally, and JWK JSON and base64url never contain one.
-  writePrivate(edgeEnvFile, `${Object.entries(edgeVars).map(([k, v]) => `${k}='${v}'`).join('\n')}\n`);
+  writePrivate(
+    edgeEnvFile,
+    `${Object.entries(edgeVars)
+      .map(([k, v]) => `${k}='${v}'`)
+      .join('\n')}\n`,
+  );
 
   const origin = spawn(bin('tsx'), [join(root, 'origin/src/main.ts')], {
     cwd: root,
@@ -148,7 +156,12 @@ async function main() {
     ],
     {
       cwd: root,
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_LOG_PATH: join(settings.dataDir, 'wrangler-logs') },
+      env: {
+        ...process.env,
+        WRANGLER_SEND_METRICS: 'false',
+        CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+        WRANGLER_LOG_PATH: join(settings.dataDir, 'wrangler-logs'),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -185,7 +198,9 @@ async function main() {
     stop(1);
     return;
   }
-  console.log(`[start] ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: origin ${originUrl} (docs ${originUrl}/docs), edge ${edgeUrl} (docs ${edgeUrl}/docs)`);
+  console.log(
+    `[start] ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: origin ${originUrl} (docs ${originUrl}/docs), edge ${edgeUrl} (docs ${edgeUrl}/docs)`,
+  );
 }
 
 main().catch((error) => {

@@ -27,7 +27,11 @@ describe('both planes started as npm start starts them', () => {
 
   const gateRequest = (platform = platformName) => ({ voice_id: randomUUID(), platform_name: platform, intended_use: 'audiobook' });
   const issueKey = async () => {
-    const response = await post(`${service.originUrl}/api/v1/platforms/${platformId}/api-keys`, {}, { authorization: `Bearer ${adminToken}` });
+    const response = await post(
+      `${service.originUrl}/api/v1/platforms/${platformId}/api-keys`,
+      {},
+      { authorization: `Bearer ${adminToken}` },
+    );
     expect(response.status).toBe(201);
     return (await json(response)) as { key_id: string; api_key: string };
   };
@@ -41,7 +45,10 @@ describe('both planes started as npm start starts them', () => {
 
   it('accepts a key issued at the origin once the edge index has it, and refuses another platform', async () => {
     const { api_key } = await issueKey();
-    await eventually(async () => (await post(`${service.edgeUrl}${gatePath}`, gateRequest(), { 'x-api-key': api_key })).status === 200, 5000);
+    await eventually(
+      async () => (await post(`${service.edgeUrl}${gatePath}`, gateRequest(), { 'x-api-key': api_key })).status === 200,
+      5000,
+    );
     const answer = await post(`${service.edgeUrl}${gatePath}`, gateRequest(), { 'x-api-key': api_key });
     expect(await json(answer)).toMatchObject({ action: 'no_registry_record', platform_decision_required: true, voice_id: null });
     const mismatch = await post(`${service.edgeUrl}${gatePath}`, gateRequest('someone-else'), { 'x-api-key': api_key });
@@ -58,13 +65,19 @@ describe('both planes started as npm start starts them', () => {
 
   it('refuses a revoked key at the edge within one second', async () => {
     const { key_id, api_key } = await issueKey();
-    await eventually(async () => (await post(`${service.edgeUrl}${gatePath}`, gateRequest(), { 'x-api-key': api_key })).status === 200, 5000);
+    await eventually(
+      async () => (await post(`${service.edgeUrl}${gatePath}`, gateRequest(), { 'x-api-key': api_key })).status === 200,
+      5000,
+    );
     const revoke = await fetch(`${service.originUrl}/api/v1/platforms/${platformId}/api-keys/${key_id}`, {
       method: 'DELETE',
       headers: { authorization: `Bearer ${adminToken}` },
     });
     expect(await json(revoke)).toEqual({ key_id, revoked: true });
-    const elapsed = await eventually(async () => (await post(`${service.edgeUrl}${gatePath}`, gateRequest(), { 'x-api-key': api_key })).status === 401, 1000);
+    const elapsed = await eventually(
+      async () => (await post(`${service.edgeUrl}${gatePath}`, gateRequest(), { 'x-api-key': api_key })).status === 401,
+      1000,
+    );
     expect(elapsed).toBeLessThan(1000);
   });
 
@@ -90,14 +103,20 @@ describe('both planes started as npm start starts them', () => {
 describe('a second start', () => {
   it('stops cleanly on Ctrl-C and reuses the data it persisted', async () => {
     const first = await startService({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password } });
-    const registered = await post(`${first.originUrl}/api/v1/auth/register`, { email: 'owner@e2e.example', password: 'owner-password-long-enough' });
+    const registered = await post(`${first.originUrl}/api/v1/auth/register`, {
+      email: 'owner@e2e.example',
+      password: 'owner-password-long-enough',
+    });
     expect(registered.status).toBe(201);
     expect(await first.stop()).toBe(0);
 
     const second = await startService({ dataDir: first.dataDir });
     try {
       expect(second.output()).not.toContain('generated signing keys');
-      const login = await post(`${second.originUrl}/api/v1/auth/login`, { email: 'owner@e2e.example', password: 'owner-password-long-enough' });
+      const login = await post(`${second.originUrl}/api/v1/auth/login`, {
+        email: 'owner@e2e.example',
+        password: 'owner-password-long-enough',
+      });
       expect(login.status).toBe(200);
     } finally {
       expect(await second.stop()).toBe(0);
@@ -106,7 +125,12 @@ describe('a second start', () => {
 
   it('generates and prints an admin password once when none is given', async () => {
     const first = await startService({ env: { ADMIN_EMAIL: 'generated@e2e.example' } });
-    const printed = /password[^\n]*?:\s*(\S+)/i.exec(first.output().split('\n').find((line) => /admin/i.test(line) && /password/i.test(line)) ?? '');
+    const printed = /password[^\n]*?:\s*(\S+)/i.exec(
+      first
+        .output()
+        .split('\n')
+        .find((line) => /admin/i.test(line) && /password/i.test(line)) ?? '',
+    );
     expect(await first.stop()).toBe(0);
     expect(printed?.[1]).toBeTruthy();
     const second = await startService({ dataDir: first.dataDir, env: { ADMIN_EMAIL: 'generated@e2e.example' } });

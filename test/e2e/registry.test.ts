@@ -1,0 +1,126 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, json, post, type RunningService, startService } from '../support/service.js';
+
+const admin = { email: 'admin@registry-e2e.example', password: 'registry-e2e-admin-password' };
+const owner = { email: 'owner@registry-e2e.example', password: 'registry-e2e-owner-password' };
+const gatePath = '/api/v1/protect/pre-synthesis-check';
+const redeemPath = '/api/v1/protect/authorizations/redeem';
+const SPEECH_DIR = '/work/shared/speech/dev';
+/** Eight clips of one speaker, about 25 s of audio: more than the 10 s of speech enrollment needs. */
+const ENROLL_CLIPS = ['000030012', '000030024', '000030040', '000030047', '000030049', '000030051', '000030054', '000030059'].map((clip) =>
+  join(SPEECH_DIR, 'so762/SPEAKER0003', `${clip}.opus`),
+);
+
+describe('the registry across both planes: consent and licences decide the gate', () => {
+  let service: RunningService;
+  let ownerToken: string;
+  let apiKey: string;
+  let voiceId: string;
+  const platformName = 'Registry E2E Platform';
+  const in30Days = () => new Date(Date.now() + 30 * 86_400_000).toISOString();
+
+  const asOwner = () => ({ authorization: `Bearer ${ownerToken}` });
+  const gate = async (intendedUse = 'audiobook') => {
+    const response = await post(
+      `${service.edgeUrl}${gatePath}`,
+      { voice_id: voiceId, platform_name: platformName, intended_use: intendedUse },
+      { 'x-api-key': apiKey },
+    );
+    expect(response.status).toBe(200);
+    return json(response);
+  };
+  const gateSays = (expected: Record<string, unknown>) => async () => {
+    const answer = await gate();
+    return Object.entries(expected).every(([field, value]) => answer[field] === value);
+  };
+  const setConsent = async (status: 'active' | 'withdrawn') => {
+    const response = await fetch(`${service.originUrl}/api/v1/voices/${voiceId}/consent`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', ...asOwner() },
+      body: JSON.stringify({ status }),
+    });
+    expect(response.status).toBe(200);
+    expect(await json(response)).toEqual({ voice_id: voiceId, consent_status: status });
+  };
+  const license = async (scopes: string[]) => {
+    const response = await post(
+      `${service.originUrl}/api/v1/voices/${voiceId}/licenses`,
+      { platform_name: platformName, scopes, expires_at: in30Days() },
+      asOwner(),
+    );
+    expect(response.status).toBe(201);
+    return (await json(response)) as { license_id: string; license_token: string };
+  };
+
+  beforeAll(async () => {
+    service = await startService({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password } });
+    const adminToken = (await json(await post(`${service.originUrl}/api/v1/auth/login`, admin))).access_token as string;
+    const asAdmin = { authorization: `Bearer ${adminToken}` };
+    const platform = await json(await post(`${service.originUrl}/api/v1/platforms`, { name: platformName }, asAdmin));
+    apiKey = (await json(await post(`${service.originUrl}/api/v1/platforms/${platform.platform_id}/api-keys`, {}, asAdmin)))
+      .api_key as string;
+
+    expect((await post(`${service.originUrl}/api/v1/auth/register`, owner)).status).toBe(201);
+    ownerToken = (await json(await post(`${service.originUrl}/api/v1/auth/login`, owner))).access_token as string;
+    const consent = await post(
+      `${service.originUrl}/api/v1/consents`,
+      { type: 'biometric', statement_version: '2026-01', accepted: true },
+      asOwner(),
+    );
+    expect(consent.status).toBe(201);
+    const form = new FormData();
+    form.set('name', 'Registry E2E Voice');
+    form.set('consent_id', (await json(consent)).consent_id as string);
+    for (const path of ENROLL_CLIPS) form.append('audio', new Blob([await readFile(path)], { type: 'audio/ogg' }), path.split('/').at(-1));
+    const enrolled = await fetch(`${service.originUrl}/api/v1/voices/enroll`, { method: 'POST', headers: asOwner(), body: form });
+    expect(enrolled.status, await enrolled.clone().text()).toBe(201);
+    voiceId = (await json(enrolled)).voice_id as string;
+  }, 240_000);
+
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('blocks a newly enrolled voice with no_consent, and links the licensing page', async () => {
+    await eventually(gateSays({ status: 'blocked', reason: 'no_consent' }), 5000);
+    const answer = await gate();
+    expect(answer).toMatchObject({ action: 'authorization_denied', authorization_denied: true, voice_id: voiceId });
+    const page = await fetch(answer.license_url as string);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(await page.text()).toContain('Registry E2E Voice');
+  });
+
+  it('walks consent and licences to an approval, a single redemption, and fast blocks after revocation and withdrawal', async () => {
+    await setConsent('active');
+    await eventually(gateSays({ status: 'blocked', reason: 'no_license' }), 5000);
+
+    await license(['music']);
+    await eventually(gateSays({ status: 'blocked', reason: 'scope_mismatch' }), 5000);
+
+    const audiobook = await license(['audiobook']);
+    await eventually(gateSays({ status: 'approved' }), 5000);
+    const approved = await gate();
+    expect(approved).toMatchObject({ status: 'approved', consented: true, licensed: true, voice_id: voiceId });
+    const token = approved.authorization_token as string;
+    expect(token).toBeTruthy();
+
+    const redeemed = await post(`${service.edgeUrl}${redeemPath}`, { token }, { 'x-api-key': apiKey });
+    expect(redeemed.status).toBe(200);
+    expect(await json(redeemed)).toMatchObject({ voice_id: voiceId, platform_name: platformName, intended_use: 'audiobook' });
+    const again = await post(`${service.edgeUrl}${redeemPath}`, { token }, { 'x-api-key': apiKey });
+    expect(again.status).toBe(409);
+    expect(await json(again)).toMatchObject({ code: 'token_already_used' });
+
+    const revoked = await post(`${service.originUrl}/api/v1/voices/${voiceId}/licenses/${audiobook.license_id}/revoke`, {}, asOwner());
+    expect(await json(revoked)).toEqual({ license_id: audiobook.license_id, status: 'revoked' });
+    expect(await eventually(gateSays({ status: 'blocked', reason: 'scope_mismatch' }), 1000)).toBeLessThan(1000);
+
+    await license(['audiobook']);
+    await eventually(gateSays({ status: 'approved' }), 5000);
+    await setConsent('withdrawn');
+    expect(await eventually(gateSays({ status: 'blocked', reason: 'no_consent' }), 1000)).toBeLessThan(1000);
+  });
+});
