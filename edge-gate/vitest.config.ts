@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /** A fresh signing key per run: tests read the public half from the Worker's own JWKS. */
 const authTokenJwk = { ...generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' }), kid: 'edge-test-key' };
@@ -20,5 +20,13 @@ export default defineConfig({
     }),
   ],
   // The Worker logs one line per request: shown for failing tests only (when run from edge-gate/).
-  test: { name: 'edge-gate', include: ['test/**/*.test.ts'], testTimeout: 20_000, silent: 'passed-only' },
+  // test/variant-b/ runs in its own project with GATE_VARIANT=B (vitest.variant-b.config.ts).
+  test: {
+    name: 'edge-gate',
+    sequence: { groupOrder: 3 },
+    include: ['test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, 'test/variant-b/**'],
+    testTimeout: 20_000,
+    silent: 'passed-only',
+  },
 });

@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     name: 'e2e',
+    sequence: { groupOrder: 5 },
     include: ['**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
