@@ -1,0 +1,202 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { cpus, loadavg } from 'node:os';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import type { AuditRecord } from '@vip/shared-schema';
+import { sql } from 'drizzle-orm';
+import { createCheckpointSigner } from '../../origin/src/audit/checkpoints.js';
+import { queueAuditRecords } from '../../origin/src/audit/queue.js';
+import { AuditService } from '../../origin/src/audit/service.js';
+import { generateSigningJwk } from '../../origin/src/auth/access-tokens.js';
+import { type DatabaseHandle, pgliteHandle } from '../../origin/src/db/client.js';
+import { users, webhookEndpoints } from '../../origin/src/db/schema.js';
+import { recordEvent } from '../../origin/src/events/store.js';
+import { systemRuntime } from '../../origin/src/runtime.js';
+import { openScratchServerDatabase } from '../../origin/src/testing/database.js';
+import { webhookSettings } from '../../origin/src/webhooks/service.js';
+import { WebhookWorker } from '../../origin/src/webhooks/worker.js';
+import type { Bench, Figure } from './bench.js';
+import { round } from './support/stats.js';
+
+/** A decision as the edge records it. */
+const record = (): AuditRecord => ({
+  check_id: randomUUID(),
+  kind: 'gate.decision',
+  decided_at: new Date().toISOString(),
+  voice_id: randomUUID(),
+  platform_name: 'Bench Platform',
+  intended_use: 'audiobook',
+  decision: 'deny',
+  action: 'authorization_denied',
+  reason: 'no_license',
+  license_status: 'unlicensed',
+  consent_status: 'active',
+  caller_type: 'api_key',
+  caller_id: randomUUID(),
+  token_jti: null,
+});
+
+async function openPglite(): Promise<DatabaseHandle> {
+  const handle = pgliteHandle(new PGlite({ extensions: { vector } }));
+  await handle.migrate();
+  return handle;
+}
+
+interface ChainFigures {
+  appendsPerSecond: number;
+  verifiedPerSecond: number;
+  /** Per second of this process's CPU time: on a shared, loaded machine closer to what one free core does (PGlite runs in-process). */
+  verifiedPerCpuSecond: number;
+}
+
+const cpuSeconds = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+};
+
+/** Queues `count` records, times the appender draining them, then times a full verification. */
+async function measureChain(handle: DatabaseHandle, count: number): Promise<ChainFigures> {
+  const audit = new AuditService({
+    db: handle.db,
+    clock: systemRuntime.clock,
+    checkpoints: await createCheckpointSigner(await generateSigningJwk('bench')),
+  });
+  for (let i = 0; i < count; i += 1_000) {
+    await queueAuditRecords(handle.db, Array.from({ length: Math.min(1_000, count - i) }, record), new Date());
+  }
+  let started = performance.now();
+  let appended = 0;
+  for (;;) {
+    const round = await audit.appendPending();
+    appended += round.appended;
+    if (!round.more) break;
+  }
+  const appendSeconds = (performance.now() - started) / 1000;
+  started = performance.now();
+  const cpuStarted = cpuSeconds();
+  const verdict = await audit.verify();
+  const verifySeconds = (performance.now() - started) / 1000;
+  const verifyCpuSeconds = cpuSeconds() - cpuStarted;
+  if (!verdict.valid || verdict.entries !== count || appended !== count) throw new Error(`chain of ${count} did not verify`);
+  return {
+    appendsPerSecond: count / appendSeconds,
+    verifiedPerSecond: count / verifySeconds,
+    verifiedPerCpuSecond: count / verifyCpuSeconds,
+  };
+}
+
+/** Events fanned out to `endpoints` local endpoints, timed until every delivery is acknowledged. */
+async function measureDeliveries(handle: DatabaseHandle, events: number, endpoints: number): Promise<number> {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(204).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = (server.address() as AddressInfo).port;
+    const adminId = randomUUID();
+    await handle.db
+      .insert(users)
+      .values({ id: adminId, email: `${adminId}@bench`, passwordHash: 'x', role: 'admin', createdAt: new Date() });
+    await handle.db.insert(webhookEndpoints).values(
+      Array.from({ length: endpoints }, (_, index) => ({
+        id: randomUUID(),
+        ownerId: adminId,
+        url: `http://127.0.0.1:${port}/hook/${index}`,
+        events: ['voice.deleted'],
+        secret: `whsec_${randomBytes(24).toString('base64')}`,
+        createdAt: new Date(),
+      })),
+    );
+    for (let i = 0; i < events; i++) {
+      await recordEvent(handle.db, { type: 'voice.deleted', voiceId: randomUUID(), ownerId: null }, new Date());
+    }
+    const worker = new WebhookWorker({
+      db: handle.db,
+      clock: systemRuntime.clock,
+      log: { warn: () => {}, info: () => {} } as never,
+      sender: webhookSettings({ allowLoopback: true, gateVariant: 'A' }).sender,
+      retrySchedule: [0, 1],
+      batchSize: 100,
+    });
+    const started = performance.now();
+    // `idle` once nothing is pending; anything else means more is due now.
+    while ((await worker.round()) !== 'idle');
+    const seconds = (performance.now() - started) / 1000;
+    const [row] = (
+      (await handle.db.execute(sql`select count(*)::int as delivered from webhook_deliveries where status = 'delivered'`)) as unknown as {
+        rows: { delivered: number }[];
+      }
+    ).rows;
+    if (row?.delivered !== events * endpoints) throw new Error(`${row?.delivered} of ${events * endpoints} deliveries made`);
+    return (events * endpoints) / seconds;
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const bench: Bench = {
+  title: 'Audit chain and webhooks (origin)',
+  method:
+    'Appends: records queued in audit_pending, then the appender drains them in batches of 1,000 (one transaction each, under the chain lock); ' +
+    'appends/s = records / drain time. Verification: GET …/verify logic over the whole chain (pages of 5,000 rows, SHA-256 per entry). ' +
+    'Deliveries: events fanned out to 20 local endpoints (one at a time per endpoint, by design), a receiver answering 204; ' +
+    'deliveries/s until all are acknowledged. PGlite in-memory; Postgres when TEST_DATABASE_URL names a server (through the Neon driver).',
+  async run({ quick }) {
+    const chainSize = quick ? 5_000 : 50_000;
+    const events = quick ? 50 : 250;
+    const figures: Figure[] = [];
+    const notes: string[] = [
+      `${chainSize} chain entries per database; ${events} events × 20 endpoints.`,
+      `Load average at the start: ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores; wall-clock rates on a shared machine scale with it.`,
+    ];
+    const targets: { key: string; label: string; open: () => Promise<DatabaseHandle> }[] = [
+      { key: 'pglite', label: 'PGlite', open: openPglite },
+    ];
+    const serverUrl = process.env.TEST_DATABASE_URL;
+    if (serverUrl) targets.push({ key: 'postgres', label: 'Postgres', open: () => openScratchServerDatabase(serverUrl, 'vip_bench') });
+    else notes.push('Postgres skipped: TEST_DATABASE_URL is not set.');
+    for (const target of targets) {
+      const handle = await target.open();
+      try {
+        const chain = await measureChain(handle, chainSize);
+        const deliveries = await measureDeliveries(handle, events, 20);
+        figures.push(
+          {
+            key: `audit.append.${target.key}`,
+            label: `${target.label}: sustained appends`,
+            value: round(chain.appendsPerSecond, 0),
+            unit: 'entries/s',
+            goal: { atLeast: 2_000 },
+          },
+          {
+            key: `audit.verify.${target.key}`,
+            label: `${target.label}: chain verification`,
+            value: round(chain.verifiedPerSecond, 0),
+            unit: 'entries/s',
+            goal: { atLeast: 200_000 },
+          },
+          {
+            key: `audit.verify_per_cpu_second.${target.key}`,
+            label: `${target.label}: chain verification per CPU-second of the origin process`,
+            value: round(chain.verifiedPerCpuSecond, 0),
+            unit: 'entries/CPU-s',
+          },
+          {
+            key: `webhooks.deliveries.${target.key}`,
+            label: `${target.label}: webhook deliveries`,
+            value: round(deliveries, 0),
+            unit: 'deliveries/s',
+          },
+        );
+      } finally {
+        await handle.close();
+      }
+    }
+    return { figures, notes };
+  },
+};
+
+export default bench;
