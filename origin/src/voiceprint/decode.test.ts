@@ -1,0 +1,232 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ProblemError } from '@vip/shared-schema/problem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sniffContainer } from './container.js';
+import { type DecodeLimits, decodeAudio } from './decode.js';
+import { ENCODINGS, ffmpeg, requireFfmpeg, TempDir } from './test-support/encode.js';
+import { fbankFixtureDir, readPcm16Wav } from './test-support/fixtures.js';
+
+const limits: DecodeLimits = { maxBytes: 20 * 1024 * 1024, maxSeconds: 300, minSeconds: 0.5 };
+const referenceWav = path.join(fbankFixtureDir, 'a.wav');
+const reference = readPcm16Wav(referenceWav);
+const referenceSeconds = reference.length / 16000;
+
+/** Best normalised correlation with the reference over small lags (codecs add a few samples of delay). */
+function correlation(samples: Float32Array, maxLag = 400): number {
+  let best = -1;
+  for (let lag = -maxLag; lag <= maxLag; lag += 1) {
+    let dot = 0;
+    let energyA = 0;
+    let energyB = 0;
+    for (let i = 2000; i < reference.length - 2000; i += 2) {
+      const a = samples[i + lag] ?? 0;
+      const b = reference[i]!;
+      dot += a * b;
+      energyA += a * a;
+      energyB += b * b;
+    }
+    best = Math.max(best, dot / Math.sqrt(energyA * energyB || 1));
+  }
+  return best;
+}
+
+/** CPU time since `before`: unlike wall time, not inflated when the machine is busy. */
+function cpuMs(before: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000;
+}
+
+async function decodeError(bytes: Uint8Array, override: Partial<DecodeLimits> = {}): Promise<ProblemError> {
+  const error = await decodeAudio(bytes, { ...limits, ...override }).then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(ProblemError);
+  return error as ProblemError;
+}
+
+/** A minimal PCM WAV with the given samples (16-bit) or raw float32 payload. */
+function wavBytes(
+  payload: Uint8Array,
+  format: { tag: 1 | 3; bits: 16 | 32; channels?: number; rate?: number; dataSize?: number },
+): Uint8Array {
+  const channels = format.channels ?? 1;
+  const rate = format.rate ?? 16000;
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'ascii');
+  header.writeUInt32LE(36 + payload.length, 4);
+  header.write('WAVEfmt ', 8, 'ascii');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(format.tag, 20);
+  header.writeUInt16LE(channels, 22);
+  header.writeUInt32LE(rate, 24);
+  header.writeUInt32LE((rate * channels * format.bits) / 8, 28);
+  header.writeUInt16LE((channels * format.bits) / 8, 32);
+  header.writeUInt16LE(format.bits, 34);
+  header.write('data', 36, 'ascii');
+  header.writeUInt32LE(format.dataSize ?? payload.length, 40);
+  return new Uint8Array(Buffer.concat([header, payload]));
+}
+
+describe('decodeAudio', () => {
+  const tmp = new TempDir();
+  beforeAll(() => requireFfmpeg());
+  afterAll(() => tmp.remove());
+
+  describe('formats', () => {
+    for (const encoding of ENCODINGS) {
+      it(`decodes ${encoding.name} to 16 kHz mono that matches the source`, async () => {
+        const bytes = ffmpeg(referenceWav, tmp.file(`a-${encoding.name.replace(/\W+/g, '-')}.${encoding.extension}`), encoding.args);
+        const audio = await decodeAudio(bytes, limits);
+        expect(audio.durationSeconds).toBeCloseTo(referenceSeconds, 1);
+        expect(Math.abs(audio.samples.length - reference.length)).toBeLessThan(0.02 * 16000);
+        expect(correlation(audio.samples)).toBeGreaterThan(0.97);
+      });
+    }
+
+    it('reads the 24-bit file as WAVE_FORMAT_EXTENSIBLE', () => {
+      const bytes = ffmpeg(referenceWav, tmp.file('ext.wav'), ['-c:a', 'pcm_s24le']);
+      expect(Buffer.from(bytes).readUInt16LE(20)).toBe(0xfffe);
+    });
+
+    for (const rate of [44100, 48000]) {
+      it(`resamples ${rate / 1000} kHz audio to 16 kHz without shifting it`, async () => {
+        const bytes = ffmpeg(referenceWav, tmp.file(`a-${rate}.flac`), ['-c:a', 'flac', '-ar', String(rate)]);
+        const audio = await decodeAudio(bytes, limits);
+        expect(audio.sourceSampleRate).toBe(rate);
+        expect(audio.samples.length).toBeCloseTo(reference.length, -1);
+        expect(correlation(audio.samples, 2)).toBeGreaterThan(0.99);
+      });
+    }
+
+    it('downmixes stereo by averaging the channels', async () => {
+      // Left carries the speech, right is silent: the mono mix is the speech at half amplitude.
+      const bytes = ffmpeg(referenceWav, tmp.file('left-only.wav'), ['-c:a', 'pcm_f32le', '-af', 'pan=stereo|c0=c0|c1=0*c0']);
+      const audio = await decodeAudio(bytes, limits);
+      expect(audio.channels).toBe(2);
+      let maxError = 0;
+      for (let i = 0; i < reference.length; i++) maxError = Math.max(maxError, Math.abs(audio.samples[i]! - reference[i]! / 2));
+      expect(maxError).toBeLessThan(1e-4);
+    });
+
+    it('measures clipping', async () => {
+      const bytes = ffmpeg(referenceWav, tmp.file('loud.wav'), ['-c:a', 'pcm_s16le', '-af', 'volume=30dB']);
+      const clipped = await decodeAudio(bytes, limits);
+      const clean = await decodeAudio(new Uint8Array(readFileSync(referenceWav)), limits);
+      expect(clipped.clippingRatio).toBeGreaterThan(0.05);
+      expect(clean.clippingRatio).toBe(0);
+    });
+  });
+
+  describe('container detection by magic bytes', () => {
+    it('recognises every accepted format whatever the file is called', () => {
+      const expected: Record<string, string> = {
+        wav: 'wav',
+        flac: 'flac',
+        mp3: 'mp3',
+        opus: 'ogg-opus',
+        ogg: 'ogg-vorbis',
+        webm: 'webm',
+        m4a: 'm4a',
+      };
+      for (const encoding of ENCODINGS) {
+        const renamed = tmp.file(`${encoding.name.replace(/\W+/g, '-')}.${encoding.extension}`);
+        const bytes = ffmpeg(referenceWav, renamed, [...encoding.args, '-t', '0.5']);
+        expect(sniffContainer(bytes), encoding.name).toBe(expected[encoding.extension]);
+      }
+    });
+
+    it('refuses formats it does not claim (AIFF, ADTS AAC, Ogg FLAC, HEIC photo, text)', async () => {
+      const aiff = ffmpeg(referenceWav, tmp.file('a.aiff'), []);
+      const adts = ffmpeg(referenceWav, tmp.file('a.aac'), ['-c:a', 'aac', '-f', 'adts']);
+      const oggFlac = ffmpeg(referenceWav, tmp.file('a.oga'), ['-c:a', 'flac', '-f', 'ogg']);
+      const heicPhoto = new Uint8Array([
+        0,
+        0,
+        0,
+        24,
+        ...new TextEncoder().encode('ftypheic'),
+        0,
+        0,
+        0,
+        0,
+        ...new TextEncoder().encode('mif1heic'),
+      ]);
+      for (const bytes of [aiff, adts, oggFlac, heicPhoto, new TextEncoder().encode('not audio at all, just some text')]) {
+        expect((await decodeError(bytes)).code).toBe('unsupported_format');
+      }
+    });
+  });
+
+  describe('bad input', () => {
+    it('empty file -> empty_audio', async () => {
+      expect((await decodeError(new Uint8Array(0))).code).toBe('empty_audio');
+    });
+
+    it('WAV with a header and no samples -> empty_audio', async () => {
+      expect((await decodeError(wavBytes(new Uint8Array(0), { tag: 1, bits: 16 }))).code).toBe('empty_audio');
+    });
+
+    it('file over the byte limit -> payload_too_large', async () => {
+      const bytes = new Uint8Array(readFileSync(referenceWav));
+      expect((await decodeError(bytes, { maxBytes: bytes.length - 1 })).code).toBe('payload_too_large');
+    });
+
+    it('audio over the duration limit -> too_long, stopping as soon as the limit is passed', async () => {
+      // 20 minutes of FLAC silence is ~300 kB but would be 230 MB of 48 kHz float samples.
+      const long = ffmpeg('anullsrc=r=48000:cl=mono', tmp.file('long.flac'), ['-t', '1200', '-c:a', 'flac'], ['-f', 'lavfi']);
+      const before = process.memoryUsage().arrayBuffers;
+      const cpuBefore = process.cpuUsage();
+      expect((await decodeError(long, { maxSeconds: 20 })).code).toBe('too_long');
+      expect(cpuMs(cpuBefore)).toBeLessThan(2000);
+      expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * 1024 * 1024);
+      const bytes = new Uint8Array(readFileSync(referenceWav));
+      expect((await decodeError(bytes, { maxSeconds: 2 })).code).toBe('too_long');
+    });
+
+    it('audio under the minimum duration -> too_short', async () => {
+      const short = ffmpeg(referenceWav, tmp.file('short.wav'), ['-t', '0.3']);
+      expect((await decodeError(short)).code).toBe('too_short');
+    });
+
+    it('truncated header -> corrupt_audio; truncated data still decodes what is there', async () => {
+      const bytes = ffmpeg(referenceWav, tmp.file('t.flac'), ['-c:a', 'flac']);
+      expect((await decodeError(bytes.subarray(0, 30))).code).toMatch(/corrupt_audio|empty_audio/);
+      const half = await decodeAudio(bytes.subarray(0, Math.floor(bytes.length / 2)), limits);
+      expect(half.durationSeconds).toBeLessThan(referenceSeconds);
+      expect(half.durationSeconds).toBeGreaterThan(0.5);
+    });
+
+    it('WAV header whose channels and block size disagree -> corrupt_audio, at once', async () => {
+      const bytes = wavBytes(new Uint8Array(64000), { tag: 1, bits: 16 });
+      Buffer.from(bytes.buffer).writeUInt16LE(41729, 22); // 41,729 channels in 2-byte blocks
+      const cpuBefore = process.cpuUsage();
+      expect((await decodeError(bytes)).code).toBe('corrupt_audio');
+      expect(cpuMs(cpuBefore)).toBeLessThan(100);
+    });
+
+    it('WAV of a codec other than PCM or float (A-law) -> unsupported_format', async () => {
+      const alaw = ffmpeg(referenceWav, tmp.file('alaw.wav'), ['-c:a', 'pcm_alaw']);
+      expect((await decodeError(alaw)).code).toBe('unsupported_format');
+    });
+
+    it('float WAV holding NaN -> corrupt_audio', async () => {
+      const samples = new Float32Array(16000).fill(0.1);
+      samples[100] = Number.NaN;
+      const bytes = wavBytes(new Uint8Array(samples.buffer), { tag: 3, bits: 32 });
+      expect((await decodeError(bytes)).code).toBe('corrupt_audio');
+    });
+
+    it('WAV declaring an absurd sample rate -> corrupt_audio', async () => {
+      const bytes = wavBytes(new Uint8Array(32000), { tag: 1, bits: 16, rate: 1 });
+      expect((await decodeError(bytes)).code).toBe('corrupt_audio');
+    });
+
+    it('MP3 frame headers followed by garbage -> a ProblemError, never a crash', async () => {
+      const garbage = new Uint8Array(20000).map((_, i) => (i * 7919) & 0xff);
+      garbage.set([0xff, 0xfb, 0x90, 0x64], 0);
+      expect((await decodeError(garbage)).code).toMatch(/corrupt_audio|empty_audio|too_short/);
+    });
+  });
+});

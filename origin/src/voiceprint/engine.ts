@@ -1,0 +1,132 @@
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { limits } from '@vip/shared-schema/limits';
+import { ProblemError } from '@vip/shared-schema/problem';
+import { bundledManifestPath, type ModelEntry, modelPath, readManifest, readVerifiedModel, selectModel } from './manifest.js';
+import type { BackendChoice, BackendName } from './onnx-runtime.js';
+import type { EmbedFileResult, PipelineLimits } from './pipeline.js';
+import { WorkerPool } from './pool.js';
+import { type AudioQuality, combineQuality } from './quality.js';
+import { averageEmbeddings, cosine, embeddingHash, type TaggedEmbedding } from './similarity.js';
+import { checkModelMetadata } from './speaker-model.js';
+import type { WorkerSetup } from './worker-protocol.js';
+
+export interface VoiceprintEngineOptions {
+  /** Where `npm run model:fetch` put downloaded models (DATA_DIR/models). Defaults to the manifest's folder. */
+  modelsDir?: string;
+  manifestPath?: string;
+  /** Run this manifest model instead of the automatic choice (fetched production model, else bundled). */
+  model?: string;
+  backend?: BackendChoice;
+  /** Worker threads; each runs one file at a time on one core. */
+  threads?: number;
+  maxQueue?: number;
+  taskTimeoutMs?: number;
+  /** Same-speaker thresholds that override the manifest's, by model name (until a model is calibrated). */
+  thresholds?: Record<string, number>;
+  limits?: Partial<PipelineLimits>;
+}
+
+export interface EnrollmentResult extends TaggedEmbedding {
+  speechSeconds: number;
+  /** All files together, for the enroll response; each file's own is in `files`. */
+  quality: AudioQuality;
+  files: EmbedFileResult[];
+}
+
+export interface VoiceprintEngine {
+  /** The manifest entry being run, and the ONNX runtime the threads use. */
+  readonly model: ModelEntry;
+  readonly backend: BackendName;
+  /** Files being processed and files waiting, for health checks. */
+  load(): { running: number; queued: number };
+  embedFile(bytes: Uint8Array): Promise<EmbedFileResult>;
+  /** One enrollment from several files; needs `enrollMinSpeechSeconds` of speech in total. */
+  embedMany(files: Uint8Array[]): Promise<EnrollmentResult>;
+  cosine(a: TaggedEmbedding, b: TaggedEmbedding): number;
+  embeddingHash(embedding: Float32Array, model: string): string;
+  threshold(model: string): number;
+  close(): Promise<void>;
+}
+
+export const defaultPipelineLimits: PipelineLimits = {
+  maxBytes: limits.audioMaxBytes,
+  maxSeconds: limits.audioMaxSeconds,
+  minSeconds: 0.5,
+  minSpeechSeconds: 1,
+};
+
+/** From TypeScript sources the thread starts through a small loader; a JavaScript build runs worker.js directly. */
+function spawnWorker(setup: WorkerSetup): Worker {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const entry = new URL(fromSource ? './worker-from-source.mjs' : './worker.js', import.meta.url);
+  return new Worker(entry, { workerData: setup });
+}
+
+export async function createVoiceprintEngine(options: VoiceprintEngineOptions = {}): Promise<VoiceprintEngine> {
+  const manifestPath = options.manifestPath ?? bundledManifestPath;
+  const manifest = readManifest(manifestPath);
+  const locations = { manifestDir: path.dirname(manifestPath), modelsDir: options.modelsDir ?? path.dirname(manifestPath) };
+  const entry = selectModel(manifest, locations, options.model);
+  const modelBytes = readVerifiedModel(entry, modelPath(entry, locations));
+  checkModelMetadata(entry, modelBytes);
+  const pipelineLimits = { ...defaultPipelineLimits, ...options.limits };
+  const setup: WorkerSetup = { backend: options.backend ?? 'auto', entry, modelBytes, limits: pipelineLimits };
+  const pool = new WorkerPool({
+    size: options.threads ?? Math.max(1, Math.min(2, os.availableParallelism() - 1)),
+    maxQueue: options.maxQueue ?? 16,
+    taskTimeoutMs: options.taskTimeoutMs ?? 120_000,
+    retryAfterSeconds: 5,
+    spawn: () => spawnWorker(setup),
+  });
+  try {
+    await pool.start();
+  } catch (error) {
+    await pool.close();
+    throw error;
+  }
+  const thresholds = new Map(manifest.models.map((model) => [model.name, options.thresholds?.[model.name] ?? model.threshold]));
+
+  return {
+    model: entry,
+    backend: pool.backend!,
+    load: () => pool.load,
+    embedFile: (bytes) => pool.run(bytes),
+    async embedMany(files) {
+      if (files.length === 0) throw new ProblemError('empty_audio', 'No audio file was given.');
+      pool.reserve(files.length);
+      const results = await Promise.all(
+        files.map((bytes, index) =>
+          pool.run(bytes).catch((error: unknown) => {
+            if (error instanceof ProblemError && files.length > 1) {
+              throw new ProblemError(error.code, `File ${index + 1}: ${error.message}`, { headers: error.headers });
+            }
+            throw error;
+          }),
+        ),
+      );
+      const speechSeconds = results.reduce((sum, result) => sum + result.speechSeconds, 0);
+      if (speechSeconds < limits.enrollMinSpeechSeconds) {
+        throw new ProblemError(
+          'too_short',
+          `Enrollment needs ${limits.enrollMinSpeechSeconds} s of speech in total; ${speechSeconds.toFixed(1)} s was detected.`,
+        );
+      }
+      return {
+        ...averageEmbeddings(results),
+        speechSeconds,
+        quality: combineQuality(results.map((result) => result.quality)),
+        files: results,
+      };
+    },
+    cosine,
+    embeddingHash,
+    threshold(model) {
+      const value = thresholds.get(model);
+      if (value === undefined) throw new Error(`model "${model}" is not in the manifest`);
+      return value;
+    },
+    close: () => pool.close(),
+  };
+}

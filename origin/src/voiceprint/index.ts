@@ -1,0 +1,14 @@
+/** The voiceprint engine as the routes use it: create once at start-up, share, close on shutdown. */
+export {
+  createVoiceprintEngine,
+  defaultPipelineLimits,
+  type EnrollmentResult,
+  type VoiceprintEngine,
+  type VoiceprintEngineOptions,
+} from './engine.js';
+export { type ModelEntry, ModelIntegrityError } from './manifest.js';
+export type { BackendChoice, BackendName } from './onnx-runtime.js';
+export type { EmbedFileResult } from './pipeline.js';
+export type { AudioQuality } from './quality.js';
+export { cosine, embeddingHash, type TaggedEmbedding } from './similarity.js';
+export { ModelContractError } from './speaker-model.js';
