@@ -1,0 +1,28 @@
+import { createLicenseRoute, listLicensesRoute, renewLicenseRoute, revokeLicenseRoute } from '@vip/shared-schema/routes/origin-registry';
+import type { FastifyInstance } from 'fastify';
+import { type Guards, principalOf } from '../auth/guard.js';
+import { addRoute, type ContractRegistry } from '../http/routes.js';
+import type { LicenseService } from './service.js';
+
+export function registerLicenseRoutes(app: FastifyInstance, registry: ContractRegistry, guards: Guards, licenses: LicenseService): void {
+  addRoute(app, registry, createLicenseRoute, {
+    guards: [guards.bearer],
+    handler: ({ params, body }, request) => licenses.createLicense(principalOf(request), params.voice_id, body),
+  });
+
+  addRoute(app, registry, listLicensesRoute, {
+    guards: [guards.bearer],
+    handler: ({ params }, request) => licenses.listLicenses(principalOf(request), params.voice_id),
+  });
+
+  addRoute(app, registry, renewLicenseRoute, {
+    guards: [guards.bearer],
+    handler: ({ params, body }, request) =>
+      licenses.renewLicense(principalOf(request), params.voice_id, params.license_id, body.expires_at),
+  });
+
+  addRoute(app, registry, revokeLicenseRoute, {
+    guards: [guards.bearer],
+    handler: ({ params }, request) => licenses.revokeLicense(principalOf(request), params.voice_id, params.license_id),
+  });
+}

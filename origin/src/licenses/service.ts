@@ -1,0 +1,223 @@
+import {
+  type IntendedUse,
+  LICENSE_MAX_TERM_MS,
+  LICENSE_TOKEN_PREFIX,
+  type License,
+  ProblemError,
+  sha256Hex,
+  type WebhookEvent,
+} from '@vip/shared-schema';
+import { queueAuditRecords } from '../audit/queue.js';
+import type { Principal } from '../auth/guard.js';
+import type { Database, Executor } from '../db/client.js';
+import type { OutboxSignal } from '../edge-sync/signal.js';
+import { recordEvent } from '../events/store.js';
+import type { Runtime } from '../runtime.js';
+import { findVoiceFor, lockVoiceFor } from '../voice-index/access.js';
+import { type RegistryActor, registryAuditRecord } from '../voice-index/audit.js';
+import { publishVoiceIndex } from '../voice-index/publish.js';
+import { lockVoice, type VoiceRow } from '../voice-index/store.js';
+import * as store from './store.js';
+
+export interface LicenseServiceDeps {
+  db: Database;
+  runtime: Runtime;
+  outbox: OutboxSignal;
+}
+
+export interface NewLicense {
+  platform_name: string;
+  scopes: IntendedUse[];
+  expires_at: string;
+}
+
+/** What a licence change did, as its event and audit reason name it. */
+type LicenseChange = 'created' | 'renewed' | 'revoked' | 'expired';
+
+/** Creation has no webhook event in the spec; the other changes do. */
+const EVENT_OF: Record<Exclude<LicenseChange, 'created'>, WebhookEvent> = {
+  renewed: 'license.renewed',
+  revoked: 'license.revoked',
+  expired: 'license.expired',
+};
+
+/** Voices the expiry job handles per round, each in its own transaction. */
+const EXPIRY_BATCH = 100;
+
+/**
+ * Licences (DESIGN sections 6 and 8). Every change commits together with the voice's edge index
+ * update, its domain event and its audit record, and nudges the outbox sender after commit.
+ */
+export class LicenseService {
+  constructor(private readonly deps: LicenseServiceDeps) {}
+
+  /** The token is returned here and nowhere else; only its SHA-256 is stored and published. */
+  async createLicense(principal: Principal, voiceId: string, request: NewLicense) {
+    const { db, runtime } = this.deps;
+    const now = runtime.clock.now();
+    const expiresAt = acceptableExpiry(request.expires_at, now);
+    const licenseToken = `${LICENSE_TOKEN_PREFIX}${Buffer.from(runtime.randomBytes(32)).toString('base64url')}`;
+    const tokenHash = await sha256Hex(licenseToken);
+    const row = await db.transaction(async (tx) => {
+      const voice = await lockVoiceFor(tx, principal, voiceId);
+      // The gate matches platform_name exactly, so a licence for a name no platform has would never be usable.
+      if (!(await store.platformExists(tx, request.platform_name))) {
+        throw new ProblemError('validation_failed', 'The licence must name a registered platform.', {
+          errors: [{ field: 'body.platform_name', message: 'no registered platform has this name' }],
+        });
+      }
+      const created = await store.insertLicense(tx, {
+        id: runtime.newId(),
+        voiceId,
+        platformName: request.platform_name,
+        scopes: request.scopes,
+        expiresAt,
+        status: 'active',
+        tokenHash,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await this.recordChange(tx, voice, created, 'created', { type: 'user', userId: principal.userId }, now);
+      await publishVoiceIndex(tx, voiceId, now);
+      return created;
+    });
+    this.deps.outbox.nudge();
+    return { ...toLicense(row), license_token: licenseToken };
+  }
+
+  async listLicenses(principal: Principal, voiceId: string) {
+    const { db } = this.deps;
+    await findVoiceFor(db, principal, voiceId);
+    return { licenses: (await store.listLicenses(db, voiceId)).map(toLicense) };
+  }
+
+  /** A new expiry for an active or expired licence, which is active again with the same token; a revoked one stays revoked. */
+  async renewLicense(principal: Principal, voiceId: string, licenseId: string, newExpiry: string) {
+    const { db, runtime } = this.deps;
+    const now = runtime.clock.now();
+    const expiresAt = acceptableExpiry(newExpiry, now);
+    const row = await db.transaction(async (tx) => {
+      const voice = await lockVoiceFor(tx, principal, voiceId);
+      const licence = await lockOwnLicense(tx, voiceId, licenseId);
+      if (licence.status === 'revoked') throw new ProblemError('conflict', 'A revoked licence cannot be renewed; create a new one.');
+      const renewed = await store.updateLicense(tx, licenseId, { status: 'active', expiresAt, updatedAt: now });
+      await this.recordChange(tx, voice, renewed, 'renewed', { type: 'user', userId: principal.userId }, now);
+      await publishVoiceIndex(tx, voiceId, now);
+      return renewed;
+    });
+    this.deps.outbox.nudge();
+    return toLicense(row);
+  }
+
+  /** Revoking twice is not an error: the licence is revoked either way, and nothing more is published. */
+  async revokeLicense(principal: Principal, voiceId: string, licenseId: string) {
+    const { db, runtime } = this.deps;
+    const now = runtime.clock.now();
+    const changed = await db.transaction(async (tx) => {
+      const voice = await lockVoiceFor(tx, principal, voiceId);
+      const licence = await lockOwnLicense(tx, voiceId, licenseId);
+      if (licence.status === 'revoked') return false;
+      const revoked = await store.updateLicense(tx, licenseId, { status: 'revoked', revokedAt: now, updatedAt: now });
+      await this.recordChange(tx, voice, revoked, 'revoked', { type: 'user', userId: principal.userId }, now);
+      await publishVoiceIndex(tx, voiceId, now);
+      return true;
+    });
+    if (changed) this.deps.outbox.nudge();
+    return { license_id: licenseId, status: 'revoked' as const };
+  }
+
+  /**
+   * Marks active licences past their expiry as expired, one voice per transaction; answers how
+   * many it expired. Several processes may run it at once: each voice's due licences are re-read
+   * under the voice's lock, so a licence is expired (and announced) once.
+   */
+  async expireDueLicenses(): Promise<number> {
+    const { db, runtime } = this.deps;
+    const now = runtime.clock.now();
+    let expired = 0;
+    for (const voiceId of await store.voicesWithDueLicenses(db, now, EXPIRY_BATCH)) {
+      expired += await db.transaction(async (tx) => {
+        const voice = await lockVoice(tx, voiceId);
+        if (!voice) return 0;
+        const due = await store.lockDueLicenses(tx, voiceId, now);
+        for (const licence of due) {
+          const row = await store.updateLicense(tx, licence.id, { status: 'expired', updatedAt: now });
+          await this.recordChange(tx, voice, row, 'expired', { type: 'system' }, now);
+        }
+        if (due.length > 0) await publishVoiceIndex(tx, voiceId, now);
+        return due.length;
+      });
+    }
+    if (expired > 0) this.deps.outbox.nudge();
+    return expired;
+  }
+
+  /** The domain event and the audit record of one licence change, in the caller's transaction. */
+  private async recordChange(
+    tx: Executor,
+    voice: VoiceRow,
+    licence: store.LicenseRow,
+    change: LicenseChange,
+    actor: RegistryActor,
+    now: Date,
+  ) {
+    if (change !== 'created') {
+      await recordEvent(
+        tx,
+        {
+          type: EVENT_OF[change],
+          voiceId: voice.id,
+          ownerId: voice.ownerId,
+          fields: { license_id: licence.id, platform_name: licence.platformName, expires_at: licence.expiresAt.toISOString() },
+        },
+        now,
+      );
+    }
+    const record = registryAuditRecord({
+      checkId: this.deps.runtime.newId(),
+      kind: 'license.changed',
+      voiceId: voice.id,
+      platformName: licence.platformName,
+      reason: `license_${change}:${licence.id}`,
+      consentStatus: voice.consentStatus,
+      actor,
+      decidedAt: now,
+    });
+    await queueAuditRecords(tx, [record], now);
+  }
+}
+
+async function lockOwnLicense(tx: Executor, voiceId: string, licenseId: string): Promise<store.LicenseRow> {
+  const licence = await store.lockLicense(tx, voiceId, licenseId);
+  if (!licence) throw new ProblemError('not_found', 'No such licence on this voice.');
+  return licence;
+}
+
+/** An expiry in the future and at most ten years ahead, else a 422 naming the field. */
+function acceptableExpiry(value: string, now: Date): Date {
+  const expiresAt = new Date(value);
+  const problem =
+    expiresAt.getTime() <= now.getTime()
+      ? 'must be in the future'
+      : expiresAt.getTime() - now.getTime() > LICENSE_MAX_TERM_MS
+        ? 'must be at most ten years ahead'
+        : null;
+  if (problem)
+    throw new ProblemError('validation_failed', 'The expiry is out of range.', {
+      errors: [{ field: 'body.expires_at', message: problem }],
+    });
+  return expiresAt;
+}
+
+function toLicense(row: store.LicenseRow): License {
+  return {
+    license_id: row.id,
+    voice_id: row.voiceId,
+    platform_name: row.platformName,
+    scopes: row.scopes,
+    expires_at: row.expiresAt.toISOString(),
+    status: row.status,
+    created_at: row.createdAt.toISOString(),
+    revoked_at: row.revokedAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,51 @@
+import type { ConsentStatus } from '@vip/shared-schema';
+import { queueAuditRecords } from '../audit/queue.js';
+import type { Principal } from '../auth/guard.js';
+import type { Database } from '../db/client.js';
+import type { OutboxSignal } from '../edge-sync/signal.js';
+import type { Runtime } from '../runtime.js';
+import { lockVoiceFor } from '../voice-index/access.js';
+import { registryAuditRecord } from '../voice-index/audit.js';
+import { publishVoiceIndex } from '../voice-index/publish.js';
+import { setConsentStatus } from './store.js';
+
+export interface ConsentServiceDeps {
+  db: Database;
+  runtime: Runtime;
+  outbox: OutboxSignal;
+}
+
+/** Synthesis consent per voice (DESIGN section 6): what the gate's `no_consent` is judged by. */
+export class ConsentService {
+  constructor(private readonly deps: ConsentServiceDeps) {}
+
+  /**
+   * The new state, its edge index update and its audit record commit together; the sender is
+   * nudged at once, so a withdrawal reaches the edge's VoiceGate within a second. Setting the state
+   * the voice already has changes, publishes and audits nothing.
+   */
+  async setConsent(principal: Principal, voiceId: string, status: Exclude<ConsentStatus, 'unknown'>) {
+    const { db, runtime, outbox } = this.deps;
+    const now = runtime.clock.now();
+    const changed = await db.transaction(async (tx) => {
+      const voice = await lockVoiceFor(tx, principal, voiceId);
+      if (voice.consentStatus === status) return false;
+      await setConsentStatus(tx, voiceId, status, now);
+      await publishVoiceIndex(tx, voiceId, now);
+      const change = registryAuditRecord({
+        checkId: runtime.newId(),
+        kind: 'consent.changed',
+        voiceId,
+        platformName: null,
+        reason: status === 'active' ? 'consent_granted' : 'consent_withdrawn',
+        consentStatus: status,
+        actor: { type: 'user', userId: principal.userId },
+        decidedAt: now,
+      });
+      await queueAuditRecords(tx, [change], now);
+      return true;
+    });
+    if (changed) outbox.nudge();
+    return { voice_id: voiceId, consent_status: status };
+  }
+}

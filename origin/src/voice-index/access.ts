@@ -1,0 +1,22 @@
+import { ProblemError } from '@vip/shared-schema';
+import type { Principal } from '../auth/guard.js';
+import type { Executor } from '../db/client.js';
+import { findVoice, lockVoice, type VoiceRow } from './store.js';
+
+/** The voice, locked for the rest of the transaction, when the caller owns it or is an admin. */
+export async function lockVoiceFor(db: Executor, principal: Principal, voiceId: string): Promise<VoiceRow> {
+  return visibleTo(principal, await lockVoice(db, voiceId));
+}
+
+/** The voice, unlocked, when the caller owns it or is an admin. */
+export async function findVoiceFor(db: Executor, principal: Principal, voiceId: string): Promise<VoiceRow> {
+  return visibleTo(principal, await findVoice(db, voiceId));
+}
+
+/** Another owner's voice answers exactly like a missing one, so voice ids cannot be probed. */
+function visibleTo(principal: Principal, voice: VoiceRow | null): VoiceRow {
+  if (!voice || (voice.ownerId !== principal.userId && principal.role !== 'admin')) {
+    throw new ProblemError('not_found', 'No such voice.');
+  }
+  return voice;
+}

@@ -1,0 +1,38 @@
+import type { AuditRecord, ConsentStatus } from '@vip/shared-schema';
+
+/** Who made a registry change: an account, or the service itself (the expiry job). */
+export type RegistryActor = { type: 'user'; userId: string } | { type: 'system' };
+
+export interface RegistryChange {
+  checkId: string;
+  kind: 'consent.changed' | 'license.changed';
+  voiceId: string;
+  /** The licence's platform; null for consent changes. */
+  platformName: string | null;
+  /** What happened, e.g. `consent_withdrawn` or `license_revoked:<license_id>`. */
+  reason: string;
+  /** The voice's consent after the change. */
+  consentStatus: ConsentStatus;
+  actor: RegistryActor;
+  decidedAt: Date;
+}
+
+/** An origin-side registry change as an audit chain record (no gate fields: it is not a gate decision). */
+export function registryAuditRecord(change: RegistryChange): AuditRecord {
+  return {
+    check_id: change.checkId,
+    kind: change.kind,
+    decided_at: change.decidedAt.toISOString(),
+    voice_id: change.voiceId,
+    platform_name: change.platformName,
+    intended_use: null,
+    decision: null,
+    action: 'changed',
+    reason: change.reason,
+    license_status: null,
+    consent_status: change.consentStatus,
+    caller_type: change.actor.type,
+    caller_id: change.actor.type === 'user' ? change.actor.userId : null,
+    token_jti: null,
+  };
+}

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { isoTimestamp, uuid } from './common.js';
+import { CONSENT_STATUSES, INTENDED_USES, LICENSE_STATES } from './enums.js';
+import { platformName } from './identity.js';
+
+/** Synthesis consent and licences of one voice (DESIGN sections 6 and 8). */
+
+/** Licence tokens are `vlt_` + 32 random bytes (base64url); only their SHA-256 is stored and published. */
+export const LICENSE_TOKEN_PREFIX = 'vlt_';
+
+/** The longest licence term accepted at creation or renewal: ten years. */
+export const LICENSE_MAX_TERM_MS = 10 * 366 * 24 * 60 * 60 * 1000;
+
+/** Path parameters of a registry route that names a voice. */
+export const registryVoiceParamsSchema = z.strictObject({ voice_id: uuid });
+export const licenseParamsSchema = z.strictObject({ voice_id: uuid, license_id: uuid });
+
+/** `unknown` is where a voice starts; an owner can only grant or withdraw. */
+export const setConsentRequestSchema = z.strictObject({ status: z.enum(['active', 'withdrawn']) }).meta({ id: 'SetConsentRequest' });
+export const voiceConsentSchema = z.object({ voice_id: uuid, consent_status: z.enum(CONSENT_STATUSES) }).meta({ id: 'VoiceConsent' });
+
+const scopes = z
+  .array(z.enum(INTENDED_USES))
+  .min(1)
+  .refine((values) => new Set(values).size === values.length, 'scopes must not repeat an intended use');
+
+export const createLicenseRequestSchema = z
+  .strictObject({
+    platform_name: platformName.describe('name of a registered platform, exactly as it sends platform_name to the gate'),
+    scopes: scopes.describe('intended uses the licence covers'),
+    expires_at: isoTimestamp.describe('in the future, at most ten years ahead'),
+  })
+  .meta({ id: 'CreateLicenseRequest' });
+
+export const renewLicenseRequestSchema = z
+  .strictObject({ expires_at: isoTimestamp.describe('the new expiry: in the future, at most ten years ahead') })
+  .meta({ id: 'RenewLicenseRequest' });
+
+export const licenseSchema = z
+  .object({
+    license_id: uuid,
+    voice_id: uuid,
+    platform_name: z.string(),
+    scopes: z.array(z.enum(INTENDED_USES)),
+    expires_at: isoTimestamp,
+    status: z.enum(LICENSE_STATES),
+    created_at: isoTimestamp,
+    revoked_at: isoTimestamp.nullable(),
+  })
+  .meta({ id: 'License' });
+export type License = z.infer<typeof licenseSchema>;
+
+export const createdLicenseSchema = licenseSchema
+  .extend({ license_token: z.string().startsWith(LICENSE_TOKEN_PREFIX).describe('shown only in this response') })
+  .meta({ id: 'CreatedLicense' });
+
+export const licenseListSchema = z.object({ licenses: z.array(licenseSchema) }).meta({ id: 'LicenseList' });
+export const revokedLicenseSchema = z.object({ license_id: uuid, status: z.literal('revoked') }).meta({ id: 'RevokedLicense' });
+
+export const licensingPageQuerySchema = z.strictObject({ voice_id: uuid });

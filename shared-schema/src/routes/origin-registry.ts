@@ -1,0 +1,97 @@
+import { defineRoute } from '../contract.js';
+import {
+  createdLicenseSchema,
+  createLicenseRequestSchema,
+  licenseListSchema,
+  licenseParamsSchema,
+  licenseSchema,
+  licensingPageQuerySchema,
+  registryVoiceParamsSchema,
+  renewLicenseRequestSchema,
+  revokedLicenseSchema,
+  setConsentRequestSchema,
+  voiceConsentSchema,
+} from '../licenses.js';
+
+/**
+ * The origin's registry routes: a voice's synthesis consent and its licences, which the edge gate
+ * judges by, and the public licensing page the gate's `license_url` points at.
+ */
+
+/** Another owner's voice answers 404 like a missing one, so voice ids cannot be probed. */
+const ownerProblems = ['authentication_required', 'invalid_token', 'validation_failed', 'not_found'] as const;
+
+export const setVoiceConsentRoute = defineRoute({
+  method: 'put',
+  path: '/api/v1/voices/{voice_id}/consent',
+  operationId: 'setVoiceConsent',
+  summary: "Grant or withdraw synthesis consent for one of the caller's voices; the edge gate follows within a second",
+  tag: 'licenses',
+  auth: ['bearer'],
+  params: registryVoiceParamsSchema,
+  body: setConsentRequestSchema,
+  success: { status: 200, description: 'Consent state now', schema: voiceConsentSchema },
+  problems: [...ownerProblems, 'malformed_json'],
+});
+
+export const createLicenseRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/voices/{voice_id}/licenses',
+  operationId: 'createLicense',
+  summary: 'License a registered platform to synthesize the voice for some intended uses; the licence token is shown only here',
+  tag: 'licenses',
+  auth: ['bearer'],
+  params: registryVoiceParamsSchema,
+  body: createLicenseRequestSchema,
+  success: { status: 201, description: 'Licence created', schema: createdLicenseSchema },
+  problems: [...ownerProblems, 'malformed_json'],
+});
+
+export const listLicensesRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/voices/{voice_id}/licenses',
+  operationId: 'listLicenses',
+  summary: "List a voice's licences, without their tokens",
+  tag: 'licenses',
+  auth: ['bearer'],
+  params: registryVoiceParamsSchema,
+  success: { status: 200, description: 'Licences, oldest first', schema: licenseListSchema },
+  problems: ownerProblems,
+});
+
+export const renewLicenseRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/voices/{voice_id}/licenses/{license_id}/renew',
+  operationId: 'renewLicense',
+  summary: 'Set a new expiry on an active or expired licence (it becomes active again, same token); emits license.renewed',
+  tag: 'licenses',
+  auth: ['bearer'],
+  params: licenseParamsSchema,
+  body: renewLicenseRequestSchema,
+  success: { status: 200, description: 'Licence renewed', schema: licenseSchema },
+  problems: [...ownerProblems, 'malformed_json', 'conflict'],
+});
+
+export const revokeLicenseRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/voices/{voice_id}/licenses/{license_id}/revoke',
+  operationId: 'revokeLicense',
+  summary: 'Revoke a licence for good; the edge gate stops honouring it within a second; emits license.revoked',
+  tag: 'licenses',
+  auth: ['bearer'],
+  params: licenseParamsSchema,
+  success: { status: 200, description: 'Licence revoked (also when it already was)', schema: revokedLicenseSchema },
+  problems: ownerProblems,
+});
+
+export const licensingPageRoute = defineRoute({
+  method: 'get',
+  path: '/licensing',
+  operationId: 'licensingPage',
+  summary: "Public page of a registered voice: the uses on offer and how a platform obtains a licence (the gate's license_url)",
+  tag: 'licenses',
+  auth: ['none'],
+  query: licensingPageQuerySchema,
+  success: { status: 200, description: 'HTML page', contentType: 'text/html; charset=utf-8' },
+  problems: ['validation_failed', 'not_found'],
+});
