@@ -54,11 +54,19 @@ export type AuditEntry = z.infer<typeof auditEntrySchema>;
 /** The `prev_hash` of the first entry. */
 export const GENESIS_HASH = '0'.repeat(64);
 
+/** The bytes behind entry_hash: prev_hash || canonical_json(entry without entry_hash). */
+export function auditEntryPreimage(entry: Omit<AuditEntry, 'entry_hash'> & { entry_hash?: string }): string {
+  const { entry_hash: _ignored, ...hashed } = entry;
+  return entry.prev_hash + canonicalJson(hashed);
+}
+
 /** entry_hash = SHA-256(prev_hash || canonical_json(entry without entry_hash)). */
 export async function auditEntryHash(entry: Omit<AuditEntry, 'entry_hash'> & { entry_hash?: string }): Promise<string> {
-  const { entry_hash: _ignored, ...hashed } = entry;
-  return sha256Hex(entry.prev_hash + canonicalJson(hashed));
+  return sha256Hex(auditEntryPreimage(entry));
 }
+
+/** Computes an entry_hash; a plane may pass a faster one than WebCrypto's (Node's synchronous hash) with the same result. */
+export type AuditEntryHasher = (entry: AuditEntry) => string | Promise<string>;
 
 export interface ChainVerdict {
   valid: boolean;
@@ -75,11 +83,12 @@ export interface ChainVerdict {
 export async function verifyChainSegment(
   entries: readonly AuditEntry[],
   previous: { seq: number; entry_hash: string } | null,
+  hashEntry: AuditEntryHasher = auditEntryHash,
 ): Promise<ChainVerdict> {
   let expectedSeq = previous ? previous.seq + 1 : 1;
   let expectedPrev = previous ? previous.entry_hash : GENESIS_HASH;
   for (const entry of entries) {
-    const intact = entry.seq === expectedSeq && entry.prev_hash === expectedPrev && (await auditEntryHash(entry)) === entry.entry_hash;
+    const intact = entry.seq === expectedSeq && entry.prev_hash === expectedPrev && (await hashEntry(entry)) === entry.entry_hash;
     if (!intact) return { valid: false, entries: entries.length, head_hash: expectedPrev, first_invalid_seq: expectedSeq };
     expectedSeq++;
     expectedPrev = entry.entry_hash;

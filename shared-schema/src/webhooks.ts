@@ -29,8 +29,18 @@ export async function signWebhook(secret: string, id: string, timestampSeconds: 
   return `v1,${bytesToBase64(new Uint8Array(mac))}`;
 }
 
-export async function webhookHeaders(secret: string, id: string, timestampSeconds: number, body: string): Promise<Record<string, string>> {
-  const signature = await signWebhook(secret, id, timestampSeconds, body);
+/**
+ * Several secrets (during a rotation's grace period) give several space-separated signatures, as
+ * Standard Webhooks allows; a receiver accepts the delivery when any one verifies.
+ */
+export async function webhookHeaders(
+  secret: string | readonly string[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Promise<Record<string, string>> {
+  const secrets = typeof secret === 'string' ? [secret] : secret;
+  const signature = (await Promise.all(secrets.map((each) => signWebhook(each, id, timestampSeconds, body)))).join(' ');
   return {
     [WEBHOOK_HEADERS.id]: id,
     [WEBHOOK_HEADERS.timestamp]: String(timestampSeconds),

@@ -1,19 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  createdApiKeySchema,
-  INTERNAL_HEADERS,
-  INTERNAL_SYNC_PATH,
-  platformSchema,
-  type SyncUpdate,
-  sha256Hex,
-  syncBatchSchema,
-  verifyInternalRequest,
-} from '@vip/shared-schema';
+import { createdApiKeySchema, INTERNAL_SYNC_PATH, platformSchema, type SyncUpdate, sha256Hex, syncBatchSchema } from '@vip/shared-schema';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { edgeOutbox } from '../db/schema.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { readSignedRequest } from '../testing/signed-request.js';
 import { OutboxSender, type OutboxSenderOptions } from './sender.js';
 
 const SECRET = 'edge-sync-test-secret-0123456789';
@@ -28,33 +20,17 @@ class FakeEdge {
   url = '';
 
   async start(port = 0): Promise<void> {
-    this.server = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk) => {
-        body += chunk;
-      });
-      request.on('end', async () => {
-        const verdict = await verifyInternalRequest(
-          SECRET,
-          request.method ?? '',
-          request.url ?? '',
-          body,
-          {
-            timestamp: request.headers[INTERNAL_HEADERS.timestamp] as string | undefined,
-            signature: request.headers[INTERNAL_HEADERS.signature] as string | undefined,
-          },
-          Date.now() / 1000,
-        );
-        this.verdicts.push(verdict);
-        const failure = this.failures.shift();
-        if (verdict !== 'ok' || request.url !== INTERNAL_SYNC_PATH || failure) {
-          response.writeHead(failure ?? 401).end();
-          return;
-        }
-        const batch = syncBatchSchema.parse(JSON.parse(body));
-        this.received.push(...batch.updates);
-        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ applied: batch.updates.length, stale: 0 }));
-      });
+    this.server = createServer(async (request, response) => {
+      const { body, verdict } = await readSignedRequest(request, SECRET);
+      this.verdicts.push(verdict);
+      const failure = this.failures.shift();
+      if (verdict !== 'ok' || request.url !== INTERNAL_SYNC_PATH || failure) {
+        response.writeHead(failure ?? 401).end();
+        return;
+      }
+      const batch = syncBatchSchema.parse(JSON.parse(body));
+      this.received.push(...batch.updates);
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ applied: batch.updates.length, stale: 0 }));
     });
     await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;

@@ -1,0 +1,348 @@
+import { randomUUID } from 'node:crypto';
+import { type AuditEntry, auditEntryHash, createdApiKeySchema, GENESIS_HASH, platformSchema } from '@vip/shared-schema';
+import {
+  auditCheckpointListSchema,
+  auditCheckpointSchema,
+  auditLogPageSchema,
+  auditVerdictSchema,
+} from '@vip/shared-schema/routes/origin-audit';
+import { asc, eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditEntries, voices } from '../db/schema.js';
+import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { verifyCheckpointSignature } from './checkpoints.js';
+import { queueAuditRecords } from './queue.js';
+import { gateRecord } from './test-records.js';
+
+let origin: TestOrigin;
+let adminToken: string;
+beforeAll(async () => {
+  origin = await startTestOrigin();
+  adminToken = (await loggedIn(origin, 'admin')).accessToken;
+});
+afterAll(() => origin?.close());
+
+const db = () => origin.database.db;
+
+async function chain(records: Parameters<typeof queueAuditRecords>[1]) {
+  await queueAuditRecords(db(), records, origin.runtime.clock.now());
+  while ((await origin.audit.appendPending()).more);
+}
+
+const get = (url: string, headers: Record<string, string> = bearer(adminToken)) => origin.app.inject({ method: 'GET', url, headers });
+
+async function verify(query = '') {
+  const response = await get(`/api/v1/protect/audit-log/verify${query}`);
+  expect(response.statusCode).toBe(200);
+  return auditVerdictSchema.parse(response.json());
+}
+
+async function ownVoice(ownerId: string) {
+  const id = randomUUID();
+  await db().insert(voices).values({ id, ownerId, name: 'Voice', status: 'ready', model: 'test', speechSeconds: 12, quality: {} });
+  return id;
+}
+
+/** Runs a tampering on the table and puts every row back afterwards, so the other tests see an intact chain. */
+async function whileTampered<T>(tamper: () => Promise<unknown>, check: () => Promise<T>): Promise<T> {
+  const saved = await db().select().from(auditEntries).orderBy(asc(auditEntries.seq));
+  try {
+    await tamper();
+    return await check();
+  } finally {
+    await db().delete(auditEntries);
+    for (let i = 0; i < saved.length; i += 500)
+      await db()
+        .insert(auditEntries)
+        .values(saved.slice(i, i + 500));
+  }
+}
+
+const entryAt = async (seq: number) => (await db().select().from(auditEntries).where(eq(auditEntries.seq, seq)))[0]!;
+const headSeq = async () => (await db().select({ max: sql<number>`max(seq)::int` }).from(auditEntries))[0]!.max;
+
+describe('appending', () => {
+  it('chains queued records with gapless seq and hashes shared-schema reproduces', async () => {
+    await chain(Array.from({ length: 30 }, () => gateRecord()));
+    const response = await get('/api/v1/protect/audit-log?limit=1000');
+    const { entries } = auditLogPageSchema.parse(response.json());
+    expect(entries.map((entry) => entry.seq)).toEqual(entries.map((_, index) => index + 1));
+    let previous = GENESIS_HASH;
+    for (const entry of entries) {
+      expect(entry.prev_hash).toBe(previous);
+      expect(await auditEntryHash(entry)).toBe(entry.entry_hash);
+      previous = entry.entry_hash;
+    }
+    expect(await verify()).toEqual({ valid: true, entries: entries.length, head_hash: previous, first_invalid_seq: null });
+  });
+
+  it('appends a check_id once, however often it is queued', async () => {
+    const record = gateRecord();
+    await chain([record]);
+    const before = await headSeq();
+    await chain([record]);
+    await chain([{ ...record, check_id: record.check_id.toUpperCase() }]);
+    expect(await headSeq()).toBe(before);
+    const page = auditLogPageSchema.parse((await get(`/api/v1/protect/audit-log?check_id=${record.check_id}`)).json());
+    expect(page.entries).toHaveLength(1);
+    expect(page.entries[0]).toMatchObject({
+      check_id: record.check_id,
+      decision: 'deny',
+      license_status: 'unlicensed',
+      consent_status: 'active',
+    });
+  });
+
+  it('holds no biometric data or secrets: only the decision fields', async () => {
+    const record = gateRecord();
+    await chain([record]);
+    const [entry] = auditLogPageSchema.parse((await get(`/api/v1/protect/audit-log?check_id=${record.check_id}`)).json()).entries;
+    expect(Object.keys(entry!).sort()).toEqual(
+      [
+        'action',
+        'caller_id',
+        'caller_type',
+        'check_id',
+        'consent_status',
+        'decided_at',
+        'decision',
+        'entry_hash',
+        'intended_use',
+        'kind',
+        'license_status',
+        'platform_name',
+        'prev_hash',
+        'reason',
+        'recorded_at',
+        'seq',
+        'token_jti',
+        'voice_id',
+      ].sort(),
+    );
+  });
+});
+
+describe('GET /audit-log/verify catches tampering', () => {
+  async function middle() {
+    await chain(Array.from({ length: 6 }, () => gateRecord()));
+    return (await headSeq()) - 3;
+  }
+
+  it('an edited field', async () => {
+    const seq = await middle();
+    const verdict = await whileTampered(
+      () => db().update(auditEntries).set({ decision: 'allow' }).where(eq(auditEntries.seq, seq)),
+      () => verify(),
+    );
+    expect(verdict).toMatchObject({ valid: false, first_invalid_seq: seq, head_hash: (await entryAt(seq - 1)).entryHash });
+  });
+
+  it('an edited field with its entry_hash recomputed', async () => {
+    const seq = await middle();
+    const row = await entryAt(seq);
+    const verdict = await whileTampered(
+      async () => {
+        const forged = { ...(await get(`/api/v1/protect/audit-log?check_id=${row.checkId}`)).json().entries[0], reason: 'scope_mismatch' };
+        await db()
+          .update(auditEntries)
+          .set({ reason: 'scope_mismatch', entryHash: await auditEntryHash(forged as AuditEntry) })
+          .where(eq(auditEntries.seq, seq));
+      },
+      () => verify(),
+    );
+    expect(verdict).toMatchObject({ valid: false, first_invalid_seq: seq + 1 });
+  });
+
+  it('a deleted row', async () => {
+    const seq = await middle();
+    const verdict = await whileTampered(
+      () => db().delete(auditEntries).where(eq(auditEntries.seq, seq)),
+      () => verify(),
+    );
+    expect(verdict).toMatchObject({ valid: false, first_invalid_seq: seq });
+  });
+
+  it('an inserted row (seqs after it shifted up)', async () => {
+    const seq = await middle();
+    const previous = await entryAt(seq - 1);
+    const verdict = await whileTampered(
+      async () => {
+        await db().execute(sql`update audit_entries set seq = -seq where seq >= ${seq}`);
+        await db().execute(sql`update audit_entries set seq = -seq + 1 where seq < 0`);
+        const forged = {
+          ...gateRecord({ decision: 'allow', action: 'authorized', reason: null, license_status: 'licensed' }),
+          seq,
+          recorded_at: new Date().toISOString(),
+          prev_hash: previous.entryHash,
+        };
+        const row = { ...forged, entry_hash: await auditEntryHash(forged) };
+        await db().execute(sql`insert into audit_entries (seq, check_id, kind, decided_at, recorded_at, voice_id, platform_name, intended_use,
+          decision, action, reason, license_status, consent_status, caller_type, caller_id, token_jti, prev_hash, entry_hash)
+          values (${row.seq}, ${row.check_id}, ${row.kind}, ${row.decided_at}, ${row.recorded_at}, ${row.voice_id}, ${row.platform_name},
+          ${row.intended_use}, ${row.decision}, ${row.action}, ${row.reason}, ${row.license_status}, ${row.consent_status},
+          ${row.caller_type}, ${row.caller_id}, ${row.token_jti}, ${row.prev_hash}, ${row.entry_hash})`);
+      },
+      () => verify(),
+    );
+    // The forged row links correctly to its predecessor; the chain breaks at the displaced original.
+    expect(verdict).toMatchObject({ valid: false, first_invalid_seq: seq + 1 });
+  });
+
+  it('two rows swapped', async () => {
+    const seq = await middle();
+    const verdict = await whileTampered(
+      async () => {
+        await db().execute(sql`update audit_entries set seq = -1 where seq = ${seq}`);
+        await db().execute(sql`update audit_entries set seq = ${seq} where seq = ${seq + 1}`);
+        await db().execute(sql`update audit_entries set seq = ${seq + 1} where seq = -1`);
+      },
+      () => verify(),
+    );
+    expect(verdict).toMatchObject({ valid: false, first_invalid_seq: seq });
+  });
+
+  it('a cut-off tail, against the newest signed checkpoint', async () => {
+    await chain([gateRecord(), gateRecord()]);
+    expect(await origin.audit.writeCheckpoint()).toBe(true);
+    const head = await headSeq();
+    const verdict = await whileTampered(
+      () => db().execute(sql`delete from audit_entries where seq >= ${head - 1}`),
+      () => verify(),
+    );
+    expect(verdict).toMatchObject({ valid: false, first_invalid_seq: head - 1 });
+  });
+
+  it('verifies a seq range from its predecessor', async () => {
+    const seq = await middle();
+    expect(await verify(`?from_seq=${seq}&to_seq=${seq + 2}`)).toMatchObject({ valid: true, entries: 3, first_invalid_seq: null });
+    const verdict = await whileTampered(
+      () =>
+        db()
+          .update(auditEntries)
+          .set({ platformName: 'Other' })
+          .where(eq(auditEntries.seq, seq + 1)),
+      () => verify(`?from_seq=${seq}&to_seq=${seq + 2}`),
+    );
+    expect(verdict).toMatchObject({ valid: false, first_invalid_seq: seq + 1 });
+  });
+
+  it('is for admins', async () => {
+    const owner = await loggedIn(origin);
+    expect((await get('/api/v1/protect/audit-log/verify', bearer(owner.accessToken))).statusCode).toBe(403);
+  });
+});
+
+describe('signed checkpoints', () => {
+  it('signs the size and head; the published key verifies it', async () => {
+    await chain([gateRecord()]);
+    await origin.audit.writeCheckpoint();
+    const latest = auditCheckpointSchema.parse((await get('/api/v1/protect/audit-log/checkpoints/latest', {})).json());
+    const head = await headSeq();
+    expect(latest).toMatchObject({ tree_size: head, head_hash: (await entryAt(head)).entryHash });
+    const { keys } = (await get('/api/v1/protect/audit-log/checkpoints/keys', {})).json();
+    const key = keys.find((candidate: { kid: string }) => candidate.kid === latest.key_id);
+    expect(await verifyCheckpointSignature(latest.signature, key)).toEqual({
+      tree_size: latest.tree_size,
+      head_hash: latest.head_hash,
+      signed_at: latest.signed_at,
+    });
+    const list = auditCheckpointListSchema.parse((await get('/api/v1/protect/audit-log/checkpoints', {})).json());
+    expect(list.checkpoints[0]).toEqual(latest);
+    expect(await origin.audit.writeCheckpoint()).toBe(false);
+  });
+});
+
+describe('GET /audit-log', () => {
+  it('shows an owner the entries of their voices only; a deleted voice leaves them to admins', async () => {
+    const owner = await loggedIn(origin);
+    const other = await loggedIn(origin);
+    const voiceId = await ownVoice(owner.userId);
+    const otherVoice = await ownVoice(other.userId);
+    const mine = gateRecord({ voice_id: voiceId });
+    await chain([mine, gateRecord({ voice_id: otherVoice })]);
+
+    const page = auditLogPageSchema.parse((await get('/api/v1/protect/audit-log', bearer(owner.accessToken))).json());
+    expect(page.entries.map((entry) => entry.check_id)).toEqual([mine.check_id]);
+
+    await db().delete(voices).where(eq(voices.id, voiceId));
+    expect(auditLogPageSchema.parse((await get('/api/v1/protect/audit-log', bearer(owner.accessToken))).json()).entries).toEqual([]);
+    const asAdmin = auditLogPageSchema.parse((await get(`/api/v1/protect/audit-log?voice_id=${voiceId}`)).json());
+    expect(asAdmin.entries.map((entry) => entry.check_id)).toEqual([mine.check_id]);
+  });
+
+  it('shows a platform key the checks of its platform; a revoked key gets 401', async () => {
+    const name = `Audit Platform ${randomUUID().slice(0, 8)}`;
+    const platform = platformSchema.parse(
+      (await origin.app.inject({ method: 'POST', url: '/api/v1/platforms', headers: bearer(adminToken), payload: { name } })).json(),
+    );
+    const created = await origin.app.inject({
+      method: 'POST',
+      url: `/api/v1/platforms/${platform.platform_id}/api-keys`,
+      headers: bearer(adminToken),
+      payload: {},
+    });
+    const key = createdApiKeySchema.parse(created.json());
+    const ours = gateRecord({ platform_name: name });
+    await chain([ours, gateRecord({ platform_name: 'Someone Else' })]);
+
+    const page = auditLogPageSchema.parse((await get('/api/v1/protect/audit-log', { 'x-api-key': key.api_key })).json());
+    expect(page.entries.map((entry) => entry.check_id)).toEqual([ours.check_id]);
+
+    await origin.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/platforms/${platform.platform_id}/api-keys/${key.key_id}`,
+      headers: bearer(adminToken),
+    });
+    expect((await get('/api/v1/protect/audit-log', { 'x-api-key': key.api_key })).statusCode).toBe(401);
+    expect((await get('/api/v1/protect/audit-log', { 'x-api-key': 'vip_nonsense' })).statusCode).toBe(401);
+  });
+
+  it('needs credentials', async () => {
+    const response = await get('/api/v1/protect/audit-log', {});
+    expect(response.statusCode).toBe(401);
+  });
+
+  it('pages by cursor and filters by decision and time', async () => {
+    const voiceId = randomUUID();
+    const started = origin.runtime.clock.now().toISOString();
+    await chain([
+      gateRecord({ voice_id: voiceId }),
+      gateRecord({ voice_id: voiceId, decision: 'allow', action: 'authorized', reason: null, license_status: 'licensed' }),
+      gateRecord({ voice_id: voiceId }),
+      gateRecord({ voice_id: voiceId }),
+      gateRecord({ voice_id: voiceId }),
+    ]);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `/api/v1/protect/audit-log?voice_id=${voiceId}&limit=2${cursor ? `&cursor=${cursor}` : ''}`;
+      const page = auditLogPageSchema.parse((await get(query)).json());
+      expect(page.entries.length).toBeLessThanOrEqual(2);
+      seen.push(...page.entries.map((entry) => entry.check_id));
+      cursor = page.next_cursor;
+    } while (cursor);
+    expect(seen).toHaveLength(5);
+    expect(new Set(seen).size).toBe(5);
+
+    const allowed = auditLogPageSchema.parse((await get(`/api/v1/protect/audit-log?voice_id=${voiceId}&decision=allow`)).json());
+    expect(allowed.entries).toHaveLength(1);
+    const later = auditLogPageSchema.parse(
+      (
+        await get(
+          `/api/v1/protect/audit-log?voice_id=${voiceId}&from=${encodeURIComponent(new Date(Date.parse(started) + 3_600_000).toISOString())}`,
+        )
+      ).json(),
+    );
+    expect(later.entries).toHaveLength(0);
+    const since = auditLogPageSchema.parse(
+      (await get(`/api/v1/protect/audit-log?voice_id=${voiceId}&from=${encodeURIComponent(started)}`)).json(),
+    );
+    expect(since.entries).toHaveLength(5);
+  });
+
+  it('refuses a cursor it did not issue', async () => {
+    const response = await get('/api/v1/protect/audit-log?cursor=bm9wZQ');
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors).toEqual([{ field: 'query.cursor', message: 'unknown cursor' }]);
+  });
+});

@@ -1,0 +1,157 @@
+import { type ChainVerdict, GENESIS_HASH, ProblemError, verifyChainSegment } from '@vip/shared-schema';
+import type { Database } from '../db/client.js';
+import type { Clock } from '../runtime.js';
+import { appendPendingBatch } from './appender.js';
+import type { CheckpointSigner } from './checkpoints.js';
+import { type AuditEntryRow, hashAuditEntry, rowToEntry } from './entries.js';
+import * as store from './store.js';
+
+export interface AuditServiceDeps {
+  db: Database;
+  clock: Clock;
+  checkpoints: CheckpointSigner;
+}
+
+export interface AuditLogQuery {
+  check_id?: string;
+  voice_id?: string;
+  platform_name?: string;
+  decision?: string;
+  from?: string;
+  to?: string;
+  cursor?: string;
+  limit: number;
+}
+
+/** Rows read per query while verifying: large enough to amortise the round trip, small enough for memory. */
+const VERIFY_PAGE = 5_000;
+const APPEND_BATCH = 1_000;
+
+export class AuditService {
+  constructor(private readonly deps: AuditServiceDeps) {}
+
+  /** One appender round: how many entries it added, and whether more may be queued. */
+  async appendPending(batchSize = APPEND_BATCH): Promise<{ appended: number; more: boolean }> {
+    const { appended, drained } = await appendPendingBatch(this.deps.db, this.deps.clock, batchSize);
+    return { appended, more: drained === batchSize };
+  }
+
+  async list(reader: store.AuditReader, query: AuditLogQuery) {
+    const afterSeq = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const rows = await store.listEntries(
+      this.deps.db,
+      reader,
+      {
+        checkId: query.check_id,
+        voiceId: query.voice_id,
+        platformName: query.platform_name,
+        decision: query.decision,
+        from: query.from ? new Date(query.from) : undefined,
+        to: query.to ? new Date(query.to) : undefined,
+        afterSeq,
+      },
+      query.limit + 1,
+    );
+    const page = rows.slice(0, query.limit);
+    const next = rows.length > query.limit ? encodeCursor(page[page.length - 1]!.seq) : null;
+    return { entries: page.map(rowToEntry), next_cursor: next };
+  }
+
+  /**
+   * Recomputes every entry of the range in seq order. Over the whole chain it also holds the chain
+   * to the newest signed checkpoint, which catches what hashes alone cannot: a cut-off tail, or a
+   * chain rewritten and re-hashed from some point on.
+   */
+  async verify(range: { from_seq?: number; to_seq?: number } = {}): Promise<ChainVerdict> {
+    const { db } = this.deps;
+    const fromSeq = range.from_seq ?? 1;
+    const toSeq = range.to_seq ?? Number.MAX_SAFE_INTEGER;
+    let previous: { seq: number; entry_hash: string } | null = null;
+    if (fromSeq > 1) {
+      const anchor = await store.entryAt(db, fromSeq - 1);
+      if (!anchor) return { valid: false, entries: 0, head_hash: GENESIS_HASH, first_invalid_seq: fromSeq - 1 };
+      previous = { seq: anchor.seq, entry_hash: anchor.entryHash };
+    }
+    let checked = 0;
+    let lastRowSeq = fromSeq - 1;
+    // The next page is read while this one is hashed: the database and the CPU work side by side.
+    let nextPage: Promise<AuditEntryRow[]> | null = store.entriesFrom(db, fromSeq, toSeq, VERIFY_PAGE);
+    while (nextPage) {
+      const rows: AuditEntryRow[] = await nextPage;
+      if (rows.length === 0) break;
+      const last = rows[rows.length - 1]!;
+      nextPage = rows.length === VERIFY_PAGE && last.seq < toSeq ? store.entriesFrom(db, last.seq + 1, toSeq, VERIFY_PAGE) : null;
+      const verdict = await verifyChainSegment(rows.map(rowToEntry), previous, hashAuditEntry);
+      if (!verdict.valid) {
+        await nextPage;
+        return { ...verdict, entries: checked + rows.length };
+      }
+      checked += rows.length;
+      previous = { seq: last.seq, entry_hash: last.entryHash };
+      lastRowSeq = last.seq;
+    }
+    const headHash = previous?.entry_hash ?? GENESIS_HASH;
+    if (range.from_seq === undefined && range.to_seq === undefined) {
+      const broken = await this.checkpointBreak(lastRowSeq);
+      if (broken !== null) return { valid: false, entries: checked, head_hash: headHash, first_invalid_seq: broken };
+    }
+    return { valid: true, entries: checked, head_hash: headHash, first_invalid_seq: null };
+  }
+
+  /** The first seq that contradicts the newest checkpoint, or null. */
+  private async checkpointBreak(lastSeq: number): Promise<number | null> {
+    const [checkpoint] = await store.latestCheckpoints(this.deps.db, 1);
+    if (!checkpoint) return null;
+    if (checkpoint.treeSize > lastSeq) return lastSeq + 1;
+    const entry = await store.entryAt(this.deps.db, checkpoint.treeSize);
+    return entry?.entryHash === checkpoint.headHash ? null : checkpoint.treeSize;
+  }
+
+  /** Signs the chain's current size and head, unless the newest checkpoint already says the same. */
+  async writeCheckpoint(): Promise<boolean> {
+    const { db, clock, checkpoints } = this.deps;
+    const head = await store.chainHead(db);
+    const [latest] = await store.latestCheckpoints(db, 1);
+    if (head.seq === 0 || (latest && latest.treeSize >= head.seq)) return false;
+    const signedAt = new Date(clock.now().getTime());
+    const statement = { tree_size: head.seq, head_hash: head.entryHash, signed_at: signedAt.toISOString() };
+    const signature = await checkpoints.sign(statement);
+    await store.insertCheckpoint(db, { treeSize: head.seq, headHash: head.entryHash, signedAt, keyId: checkpoints.keyId, signature });
+    return true;
+  }
+
+  async listCheckpoints(limit: number) {
+    return { checkpoints: (await store.latestCheckpoints(this.deps.db, limit)).map(toCheckpoint) };
+  }
+
+  async latestCheckpoint() {
+    const [latest] = await store.latestCheckpoints(this.deps.db, 1);
+    if (!latest) throw new ProblemError('not_found', 'No checkpoint has been signed yet.');
+    return toCheckpoint(latest);
+  }
+
+  checkpointKeys() {
+    return this.deps.checkpoints.jwks();
+  }
+}
+
+const toCheckpoint = (row: store.CheckpointRow) => ({
+  tree_size: row.treeSize,
+  head_hash: row.headHash,
+  signed_at: row.signedAt.toISOString(),
+  key_id: row.keyId,
+  signature: row.signature,
+});
+
+/** Opaque to callers: the seq of the last entry of the previous page. */
+const encodeCursor = (seq: number) => Buffer.from(`seq:${seq}`).toString('base64url');
+
+function decodeCursor(cursor: string): number {
+  const match = /^seq:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString());
+  if (!match) {
+    throw new ProblemError('validation_failed', 'The cursor is not one this API issued.', {
+      errors: [{ field: 'query.cursor', message: 'unknown cursor' }],
+    });
+  }
+  return Number(match[1]);
+}

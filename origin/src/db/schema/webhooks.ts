@@ -1,0 +1,67 @@
+import { sql } from 'drizzle-orm';
+import { bigint, bigserial, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { domainEvents } from './events.js';
+import { users } from './identity.js';
+
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: uuid('id').primaryKey(),
+    ownerId: uuid('owner_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    /** WebhookEvent names. */
+    events: jsonb('events').$type<string[]>().notNull(),
+    /** `whsec_…`; kept readable because every delivery is signed with it. */
+    secret: text('secret').notNull(),
+    /** After a rotation the old secret also signs deliveries until `previous_secret_until`. */
+    previousSecret: text('previous_secret'),
+    previousSecretUntil: timestamp('previous_secret_until', { withTimezone: true }),
+    /** Set when the receiver answered 410 Gone; nothing more is sent. */
+    disabledAt: timestamp('disabled_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+  },
+  (table) => [index('webhook_endpoints_owner_idx').on(table.ownerId, table.createdAt)],
+);
+
+/**
+ * One row per (endpoint, event), created by the fan-out; the worker's whole state, so a restart
+ * resumes where it stopped. `message_id` is the stable `webhook-id` of every attempt.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    messageId: text('message_id').notNull().unique(),
+    endpointId: uuid('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    eventId: bigint('event_id', { mode: 'number' }).notNull(),
+    eventType: text('event_type').notNull(),
+    occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull(),
+    /** The exact body sent, identical on every attempt. */
+    body: text('body').notNull(),
+    status: text('status', { enum: ['pending', 'delivered', 'failed', 'cancelled'] })
+      .notNull()
+      .default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    /** Also the claim lease while an attempt is under way. */
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull(),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+  },
+  (table) => [
+    uniqueIndex('webhook_deliveries_endpoint_event_idx').on(table.endpointId, table.eventId),
+    index('webhook_deliveries_pending_idx').on(table.endpointId, table.occurredAt, table.eventId).where(sql`${table.status} = 'pending'`),
+    index('webhook_deliveries_due_idx').on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
+  ],
+);
+
+/** Domain events already fanned out to deliveries; an anti-join on it finds the rest, whatever their commit order. */
+export const webhookFannedOut = pgTable('webhook_fanned_out', {
+  eventId: bigint('event_id', { mode: 'number' })
+    .primaryKey()
+    .references(() => domainEvents.id, { onDelete: 'cascade' }),
+});

@@ -1,0 +1,60 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { webhookHeaders } from '@vip/shared-schema';
+import { checkWebhookUrl, type Resolver } from './address-guard.js';
+
+export interface DeliveryAttempt {
+  url: string;
+  messageId: string;
+  body: string;
+  /** Current secret first; during a rotation's grace period the previous one too. */
+  secrets: readonly string[];
+  timestampSeconds: number;
+}
+
+export type AttemptOutcome =
+  | { kind: 'response'; statusCode: number; retryAfter: string | undefined }
+  | { kind: 'refused'; reason: string }
+  | { kind: 'error'; reason: string };
+
+export interface SenderSettings {
+  resolve: Resolver;
+  allowLoopback: boolean;
+  timeoutMs: number;
+}
+
+/**
+ * One signed POST. The host is resolved and checked again now (DNS may have changed since
+ * registration) and the connection goes to exactly the checked address. Redirects are not followed:
+ * a 3xx is just a failed attempt. The response body is never read beyond draining it.
+ */
+export async function sendWebhook(attempt: DeliveryAttempt, settings: SenderSettings): Promise<AttemptOutcome> {
+  const verdict = await checkWebhookUrl(attempt.url, settings.resolve, settings.allowLoopback);
+  if (!verdict.ok) return { kind: 'refused', reason: verdict.reason };
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'vip-webhooks/1',
+    ...(await webhookHeaders(attempt.secrets, attempt.messageId, attempt.timestampSeconds, attempt.body)),
+  };
+  const pinned: LookupFunction = (_hostname, options, callback) => {
+    if ((options as { all?: boolean }).all) callback(null, [{ address: verdict.address, family: verdict.family }]);
+    else callback(null, verdict.address, verdict.family);
+  };
+  const send = verdict.url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve) => {
+    const req = send(verdict.url, { method: 'POST', headers, lookup: pinned, timeout: settings.timeoutMs }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ kind: 'response', statusCode: res.statusCode ?? 0, retryAfter: header(res.headers['retry-after']) }));
+      res.on('error', (error) => resolve({ kind: 'error', reason: error.message }));
+    });
+    // `timeout` only reports idleness; the attempt as a whole is bounded too.
+    const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${settings.timeoutMs} ms`)), settings.timeoutMs);
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${settings.timeoutMs} ms`)));
+    req.on('error', (error) => resolve({ kind: 'error', reason: error.message }));
+    req.on('close', () => clearTimeout(deadline));
+    req.end(attempt.body);
+  });
+}
+
+const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);

@@ -1,0 +1,126 @@
+import { type GateVariant, newWebhookSecret, ProblemError, type WebhookEvent } from '@vip/shared-schema';
+import type { Principal } from '../auth/guard.js';
+import type { Database } from '../db/client.js';
+import type { Runtime } from '../runtime.js';
+import { checkWebhookUrl, type Resolver, systemResolver } from './address-guard.js';
+import { type AttemptOutcome, type SenderSettings, sendWebhook } from './sender.js';
+import * as store from './store.js';
+import { signingSecrets } from './worker.js';
+
+export interface WebhookSettings {
+  sender: SenderSettings;
+  gateVariant: GateVariant;
+  /** How long the secret before a rotation keeps signing, alongside the new one. */
+  rotationGraceSeconds: number;
+}
+
+export interface WebhookServiceDeps {
+  db: Database;
+  runtime: Runtime;
+  settings: WebhookSettings;
+}
+
+/** Events that only Variant B produces. */
+const VARIANT_B_EVENTS: readonly WebhookEvent[] = ['voice.detected'];
+
+export class WebhookService {
+  constructor(private readonly deps: WebhookServiceDeps) {}
+
+  async register(principal: Principal, request: { url: string; secret?: string; events: WebhookEvent[] }) {
+    const { db, runtime, settings } = this.deps;
+    if (settings.gateVariant !== 'B' && request.events.some((event) => VARIANT_B_EVENTS.includes(event))) {
+      throw fieldProblem('body.events', 'voice.detected is only sent by a Variant B deployment');
+    }
+    const verdict = await checkWebhookUrl(request.url, settings.sender.resolve, settings.sender.allowLoopback);
+    if (!verdict.ok) throw fieldProblem('body.url', verdict.reason);
+    const row = await store.insertEndpoint(db, {
+      id: runtime.newId(),
+      ownerId: principal.userId,
+      url: verdict.url.toString(),
+      events: request.events,
+      secret: request.secret ?? newWebhookSecret(runtime.randomBytes(24)),
+      createdAt: runtime.clock.now(),
+    });
+    return {
+      webhook_id: row.id,
+      url: row.url,
+      events: row.events as WebhookEvent[],
+      secret: row.secret,
+      created_at: row.createdAt.toISOString(),
+    };
+  }
+
+  async list(principal: Principal) {
+    return { webhooks: (await store.endpointsOf(this.deps.db, principal.userId)).map(toWebhook) };
+  }
+
+  async remove(principal: Principal, webhookId: string) {
+    await this.endpointOf(principal, webhookId);
+    await store.deleteEndpoint(this.deps.db, webhookId);
+    return { webhook_id: webhookId, deleted: true as const };
+  }
+
+  async rotateSecret(principal: Principal, webhookId: string) {
+    const { db, runtime, settings } = this.deps;
+    const endpoint = await this.endpointOf(principal, webhookId);
+    const secret = newWebhookSecret(runtime.randomBytes(24));
+    const until = new Date(runtime.clock.now().getTime() + settings.rotationGraceSeconds * 1000);
+    await store.rotateSecret(db, webhookId, secret, endpoint.secret, until);
+    return { webhook_id: webhookId, secret, previous_secret_valid_until: until.toISOString() };
+  }
+
+  /** One signed `webhook.test` delivery, sent now and reported; it is not queued or retried. */
+  async sendTest(principal: Principal, webhookId: string) {
+    const { runtime, settings } = this.deps;
+    const endpoint = await this.endpointOf(principal, webhookId);
+    const now = runtime.clock.now();
+    const messageId = `msg_test_${runtime.newId()}`;
+    const body = JSON.stringify({ event: 'webhook.test', voice_id: null, timestamp: now.toISOString(), webhook_id: webhookId });
+    const outcome = await sendWebhook(
+      { url: endpoint.url, messageId, body, secrets: signingSecrets(endpoint, now), timestampSeconds: Math.floor(now.getTime() / 1000) },
+      settings.sender,
+    );
+    return { webhook_id: webhookId, message_id: messageId, ...testOutcome(outcome) };
+  }
+
+  /** Someone else's endpoint answers 404, as a missing one does: ids are not confirmed to strangers. */
+  private async endpointOf(principal: Principal, webhookId: string): Promise<store.EndpointRow> {
+    const endpoint = await store.findEndpoint(this.deps.db, webhookId);
+    if (!endpoint || (endpoint.ownerId !== principal.userId && principal.role !== 'admin')) {
+      throw new ProblemError('not_found', 'No such webhook.');
+    }
+    return endpoint;
+  }
+}
+
+const toWebhook = (row: store.EndpointRow) => ({
+  webhook_id: row.id,
+  url: row.url,
+  events: row.events as WebhookEvent[],
+  created_at: row.createdAt.toISOString(),
+  disabled_at: row.disabledAt?.toISOString() ?? null,
+  previous_secret_valid_until: row.previousSecretUntil?.toISOString() ?? null,
+});
+
+function testOutcome(outcome: AttemptOutcome) {
+  if (outcome.kind === 'response') {
+    const delivered = outcome.statusCode >= 200 && outcome.statusCode < 300;
+    return { delivered, status_code: outcome.statusCode, error: delivered ? null : `HTTP ${outcome.statusCode}` };
+  }
+  return { delivered: false, status_code: null, error: outcome.kind === 'refused' ? `refused: ${outcome.reason}` : outcome.reason };
+}
+
+const fieldProblem = (field: string, message: string) =>
+  new ProblemError('validation_failed', 'The request body is invalid.', { errors: [{ field, message }] });
+
+/** A receiver gets 15 s to answer; the old secret keeps signing for a day after a rotation. */
+export const WEBHOOK_TIMEOUT_MS = 15_000;
+export const ROTATION_GRACE_SECONDS = 24 * 3600;
+
+export function webhookSettings(options: { allowLoopback: boolean; gateVariant: GateVariant; resolve?: Resolver }): WebhookSettings {
+  return {
+    sender: { resolve: options.resolve ?? systemResolver, allowLoopback: options.allowLoopback, timeoutMs: WEBHOOK_TIMEOUT_MS },
+    gateVariant: options.gateVariant,
+    rotationGraceSeconds: ROTATION_GRACE_SECONDS,
+  };
+}

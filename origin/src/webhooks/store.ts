@@ -1,0 +1,237 @@
+import { and, asc, eq, inArray, isNull, lte, min, sql } from 'drizzle-orm';
+import type { Executor } from '../db/client.js';
+import { domainEvents, users, webhookDeliveries, webhookEndpoints, webhookFannedOut } from '../db/schema.js';
+
+export type EndpointRow = typeof webhookEndpoints.$inferSelect;
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+/** Fan-out runs one process at a time, so deliveries are created in event order. */
+const FAN_OUT_LOCK_KEY = 6_170_003;
+
+export async function insertEndpoint(db: Executor, endpoint: typeof webhookEndpoints.$inferInsert): Promise<EndpointRow> {
+  const [row] = await db.insert(webhookEndpoints).values(endpoint).returning();
+  return row!;
+}
+
+export function endpointsOf(db: Executor, ownerId: string): Promise<EndpointRow[]> {
+  return db
+    .select()
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.ownerId, ownerId))
+    .orderBy(asc(webhookEndpoints.createdAt), asc(webhookEndpoints.id));
+}
+
+export async function findEndpoint(db: Executor, id: string): Promise<EndpointRow | null> {
+  const [row] = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id));
+  return row ?? null;
+}
+
+export async function deleteEndpoint(db: Executor, id: string): Promise<void> {
+  await db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id));
+}
+
+export async function rotateSecret(db: Executor, id: string, secret: string, previous: string, previousUntil: Date): Promise<void> {
+  await db
+    .update(webhookEndpoints)
+    .set({ secret, previousSecret: previous, previousSecretUntil: previousUntil })
+    .where(eq(webhookEndpoints.id, id));
+}
+
+export interface PendingEvent {
+  id: number;
+  eventType: string;
+  ownerId: string | null;
+  payload: unknown;
+  occurredAt: Date;
+}
+
+export async function lockFanOut(db: Executor): Promise<void> {
+  await db.execute(sql`select pg_advisory_xact_lock(${sql.raw(String(FAN_OUT_LOCK_KEY))})`);
+}
+
+/**
+ * How far behind the newest fanned-out event a late commit is still looked for: an event whose
+ * transaction committed after this many later events were fanned out would be missed. Bounds the
+ * anti-join, which would otherwise walk the whole event history every round.
+ */
+const LATE_COMMIT_WINDOW = 100_000;
+
+/** Events not fanned out yet, whatever order their transactions committed in. */
+export function eventsToFanOut(db: Executor, limit: number): Promise<PendingEvent[]> {
+  return db
+    .select({
+      id: domainEvents.id,
+      eventType: domainEvents.eventType,
+      ownerId: domainEvents.ownerId,
+      payload: domainEvents.payload,
+      occurredAt: domainEvents.occurredAt,
+    })
+    .from(domainEvents)
+    .where(
+      sql`${domainEvents.id} > (select coalesce(max(${webhookFannedOut.eventId}), 0) - ${LATE_COMMIT_WINDOW} from ${webhookFannedOut})
+        and not exists (select 1 from ${webhookFannedOut} where ${webhookFannedOut.eventId} = ${domainEvents.id})`,
+    )
+    .orderBy(asc(domainEvents.id))
+    .limit(limit);
+}
+
+export interface Subscriber {
+  id: string;
+  ownerId: string;
+  events: string[];
+  createdAt: Date;
+  ownerIsAdmin: boolean;
+}
+
+export async function activeSubscribers(db: Executor): Promise<Subscriber[]> {
+  const rows = await db
+    .select({
+      id: webhookEndpoints.id,
+      ownerId: webhookEndpoints.ownerId,
+      events: webhookEndpoints.events,
+      createdAt: webhookEndpoints.createdAt,
+      role: users.role,
+    })
+    .from(webhookEndpoints)
+    .innerJoin(users, eq(users.id, webhookEndpoints.ownerId))
+    .where(isNull(webhookEndpoints.disabledAt));
+  return rows.map(({ role, ...row }) => ({ ...row, ownerIsAdmin: role === 'admin' }));
+}
+
+export async function insertDeliveries(db: Executor, deliveries: (typeof webhookDeliveries.$inferInsert)[]): Promise<void> {
+  if (deliveries.length > 0) await db.insert(webhookDeliveries).values(deliveries).onConflictDoNothing();
+}
+
+export async function markFannedOut(db: Executor, eventIds: number[]): Promise<void> {
+  if (eventIds.length > 0) {
+    await db
+      .insert(webhookFannedOut)
+      .values(eventIds.map((eventId) => ({ eventId })))
+      .onConflictDoNothing();
+  }
+}
+
+/** The delivery is its endpoint's oldest pending one (by event time, then event id). */
+const isEndpointHead = sql`not exists (
+  select 1 from ${webhookDeliveries} as earlier
+  where earlier.endpoint_id = ${webhookDeliveries.endpointId} and earlier.status = 'pending'
+    and (earlier.occurred_at, earlier.event_id) < (${webhookDeliveries.occurredAt}, ${webhookDeliveries.eventId}))`;
+
+export interface ClaimedDelivery {
+  id: number;
+  messageId: string;
+  endpointId: string;
+  body: string;
+  attempts: number;
+  url: string;
+  secret: string;
+  previousSecret: string | null;
+  previousSecretUntil: Date | null;
+}
+
+/**
+ * Claims due deliveries by pushing their next attempt to `leaseUntil` (no transaction is held while
+ * sending). Only the oldest pending delivery of each endpoint is eligible, so an endpoint gets its
+ * events in order: N+1 waits until N is delivered or given up.
+ */
+export async function claimDueDeliveries(db: Executor, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+  const due = db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .innerJoin(webhookEndpoints, and(eq(webhookEndpoints.id, webhookDeliveries.endpointId), isNull(webhookEndpoints.disabledAt)))
+    .where(and(eq(webhookDeliveries.status, 'pending'), lte(webhookDeliveries.nextAttemptAt, now), isEndpointHead))
+    .orderBy(asc(webhookDeliveries.nextAttemptAt))
+    .limit(limit)
+    .for('update', { of: webhookDeliveries, skipLocked: true });
+  const claimed = await db
+    .update(webhookDeliveries)
+    .set({ nextAttemptAt: leaseUntil })
+    .where(inArray(webhookDeliveries.id, due))
+    .returning({ id: webhookDeliveries.id });
+  const ids = claimed.map((row) => row.id);
+  if (ids.length === 0) return [];
+  return db
+    .select({
+      id: webhookDeliveries.id,
+      messageId: webhookDeliveries.messageId,
+      endpointId: webhookDeliveries.endpointId,
+      body: webhookDeliveries.body,
+      attempts: webhookDeliveries.attempts,
+      url: webhookEndpoints.url,
+      secret: webhookEndpoints.secret,
+      previousSecret: webhookEndpoints.previousSecret,
+      previousSecretUntil: webhookEndpoints.previousSecretUntil,
+    })
+    .from(webhookDeliveries)
+    .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+    .where(inArray(webhookDeliveries.id, ids));
+}
+
+export interface AttemptRecord {
+  statusCode: number | null;
+  error: string | null;
+}
+
+export async function markDelivered(db: Executor, id: number, attempt: AttemptRecord, now: Date): Promise<void> {
+  await db
+    .update(webhookDeliveries)
+    .set({
+      status: 'delivered',
+      attempts: sql`${webhookDeliveries.attempts} + 1`,
+      lastStatusCode: attempt.statusCode,
+      lastError: null,
+      finishedAt: now,
+    })
+    .where(eq(webhookDeliveries.id, id));
+}
+
+export async function markRetry(db: Executor, id: number, attempt: AttemptRecord, retryAt: Date): Promise<void> {
+  await db
+    .update(webhookDeliveries)
+    .set({
+      attempts: sql`${webhookDeliveries.attempts} + 1`,
+      nextAttemptAt: retryAt,
+      lastStatusCode: attempt.statusCode,
+      lastError: attempt.error?.slice(0, 500) ?? null,
+    })
+    .where(eq(webhookDeliveries.id, id));
+}
+
+export async function markGivenUp(db: Executor, id: number, attempt: AttemptRecord, now: Date): Promise<void> {
+  await db
+    .update(webhookDeliveries)
+    .set({
+      status: 'failed',
+      attempts: sql`${webhookDeliveries.attempts} + 1`,
+      lastStatusCode: attempt.statusCode,
+      lastError: attempt.error?.slice(0, 500) ?? null,
+      finishedAt: now,
+    })
+    .where(eq(webhookDeliveries.id, id));
+}
+
+/** 410 Gone: the receiver wants nothing more. The endpoint is disabled and its queue dropped. */
+export async function disableEndpoint(db: Executor, endpointId: string, now: Date): Promise<void> {
+  await db.update(webhookEndpoints).set({ disabledAt: now }).where(eq(webhookEndpoints.id, endpointId));
+  await db
+    .update(webhookDeliveries)
+    .set({ status: 'cancelled', finishedAt: now })
+    .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, 'pending')));
+}
+
+/** When the earliest endpoint head is due; later deliveries of an endpoint wait for their head anyway. */
+export async function nextDueAt(db: Executor): Promise<Date | null> {
+  const [row] = await db
+    .select({ due: min(webhookDeliveries.nextAttemptAt) })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.status, 'pending'), isEndpointHead));
+  return row?.due ?? null;
+}
+
+export function deliveriesOf(db: Executor, endpointId: string): Promise<DeliveryRow[]> {
+  return db
+    .select()
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.endpointId, endpointId))
+    .orderBy(asc(webhookDeliveries.occurredAt), asc(webhookDeliveries.eventId));
+}

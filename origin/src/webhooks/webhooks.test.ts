@@ -1,0 +1,446 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WEBHOOK_HEADERS, type WebhookEvent, webhookDeliverySchema } from '@vip/shared-schema';
+import {
+  registeredWebhookSchema,
+  rotatedWebhookSecretSchema,
+  webhookListSchema,
+  webhookTestResultSchema,
+} from '@vip/shared-schema/routes/origin-webhooks';
+import { eq } from 'drizzle-orm';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { webhookDeliveries, webhookEndpoints } from '../db/schema.js';
+import { recordEvent } from '../events/store.js';
+import { BackgroundLoop } from '../jobs/background-loop.js';
+import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import type { Resolver } from './address-guard.js';
+import { type WebhookSettings, webhookSettings } from './service.js';
+import { WebhookWorker } from './worker.js';
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A receiver on 127.0.0.1 that answers from a script (then 200) and keeps every request. */
+class Receiver {
+  readonly received: Received[] = [];
+  script: { status: number; headers?: Record<string, string> }[] = [];
+  private server: Server | null = null;
+  port = 0;
+
+  async start(): Promise<void> {
+    this.server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => {
+        body += chunk;
+      });
+      request.on('end', () => {
+        this.received.push({ headers: request.headers, body });
+        const next = this.script.shift() ?? { status: 200 };
+        response.writeHead(next.status, next.headers).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  url(path = '/hook') {
+    return `http://127.0.0.1:${this.port}${path}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+}
+
+/** DNS the test controls: names map to addresses until a test changes them. */
+const dns = new Map<string, string[]>();
+const fakeResolver: Resolver = async (hostname) => {
+  const addresses = dns.get(hostname);
+  if (!addresses) throw new Error('ENOTFOUND');
+  return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+};
+
+const settings: WebhookSettings = webhookSettings({ allowLoopback: true, gateVariant: 'A', resolve: fakeResolver });
+
+let origin: TestOrigin;
+let receiver: Receiver;
+beforeAll(async () => {
+  origin = await startTestOrigin({ webhooks: settings });
+  receiver = new Receiver();
+  await receiver.start();
+});
+afterAll(async () => {
+  await receiver?.stop();
+  await origin?.close();
+});
+afterEach(async () => {
+  receiver.received.length = 0;
+  receiver.script = [];
+  // Each test starts with nothing left to retry from the one before.
+  await origin.database.db.update(webhookDeliveries).set({ status: 'cancelled' }).where(eq(webhookDeliveries.status, 'pending'));
+});
+
+const workerFor = (overrides: Partial<ConstructorParameters<typeof WebhookWorker>[0]> = {}) =>
+  new WebhookWorker({
+    db: origin.database.db,
+    clock: origin.runtime.clock,
+    log: origin.app.log,
+    sender: settings.sender,
+    retrySchedule: [0, 1, 1, 2],
+    jitter: 0,
+    ...overrides,
+  });
+
+async function register(token: string, body: { url: string; events: WebhookEvent[]; secret?: string }) {
+  return origin.app.inject({ method: 'POST', url: '/api/v1/webhooks/register', headers: bearer(token), payload: body });
+}
+
+async function registered(token: string, events: WebhookEvent[] = ['voice.deleted'], url = receiver.url()) {
+  const response = await register(token, { url, events });
+  expect(response.statusCode).toBe(201);
+  return registeredWebhookSchema.parse(response.json());
+}
+
+const emit = (type: WebhookEvent, ownerId: string, voiceId = crypto.randomUUID()) =>
+  recordEvent(origin.database.db, { type, voiceId, ownerId }, origin.runtime.clock.now());
+
+/** Runs fan-out and one delivery pass, as one worker round does. */
+async function deliverOnce(worker: WebhookWorker) {
+  await worker.fanOut();
+  return worker.deliverDue();
+}
+
+const deliveriesTo = (webhookId: string) =>
+  origin.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, webhookId));
+
+describe('POST /webhooks/register', () => {
+  it('registers an endpoint, generates a whsec_ secret, and lists it without the secret', async () => {
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken, ['enrollment.complete', 'voice.deleted']);
+    expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(hook.events).toEqual(['enrollment.complete', 'voice.deleted']);
+
+    const listed = await origin.app.inject({ method: 'GET', url: '/api/v1/webhooks', headers: bearer(owner.accessToken) });
+    const { webhooks } = webhookListSchema.parse(listed.json());
+    expect(webhooks.map((webhook) => webhook.webhook_id)).toEqual([hook.webhook_id]);
+    expect(listed.body).not.toContain(hook.secret);
+  });
+
+  it('keeps a secret the caller brings', async () => {
+    const owner = await loggedIn(origin);
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    const response = await register(owner.accessToken, { url: receiver.url(), events: ['voice.deleted'], secret });
+    expect(registeredWebhookSchema.parse(response.json()).secret).toBe(secret);
+  });
+
+  it('refuses voice.detected outside Variant B', async () => {
+    const owner = await loggedIn(origin);
+    const response = await register(owner.accessToken, { url: receiver.url(), events: ['voice.detected'] });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors).toEqual([{ field: 'body.events', message: expect.stringContaining('Variant B') }]);
+  });
+
+  it('needs a Bearer token', async () => {
+    const response = await origin.app.inject({
+      method: 'POST',
+      url: '/api/v1/webhooks/register',
+      payload: { url: receiver.url(), events: ['voice.deleted'] },
+    });
+    expect(response.statusCode).toBe(401);
+  });
+
+  it.each([
+    ['loopback (not allowed here)', 'http://127.0.0.2:9/hook', false],
+    ['the metadata address', 'http://169.254.169.254/latest/meta-data', true],
+    ['a private network', 'http://10.1.2.3/hook', true],
+    ['172.16/12', 'http://172.20.0.1/hook', true],
+    ['192.168/16', 'https://192.168.1.10/hook', true],
+    ['CGNAT', 'http://100.64.0.1/hook', true],
+    ['the unspecified address', 'http://0.0.0.0/hook', true],
+    ['IPv6 loopback', 'http://[::1]/hook', false],
+    ['IPv6 unique-local', 'http://[fd00::1]/hook', true],
+    ['IPv6 link-local', 'http://[fe80::1]/hook', true],
+    ['an IPv4-mapped private address', 'http://[::ffff:10.0.0.1]/hook', true],
+    ['a name resolving to a private address', 'http://internal.example/hook', true],
+    ['a name with one private address among public ones', 'http://mixed.example/hook', true],
+    ['credentials in the URL', 'http://user:pass@public.example/hook', true],
+    ['a scheme other than http(s)', 'ftp://public.example/hook', true],
+    ['an unresolvable name', 'http://nowhere.example/hook', true],
+  ])('refuses %s with 422 on url', async (_label, url, withLoopbackAllowed) => {
+    dns.set('internal.example', ['10.0.0.7']);
+    dns.set('mixed.example', ['93.184.216.34', '192.168.0.3']);
+    dns.set('public.example', ['93.184.216.34']);
+    const strict = withLoopbackAllowed
+      ? origin
+      : await startTestOrigin({ webhooks: { ...settings, sender: { ...settings.sender, allowLoopback: false } } });
+    try {
+      const owner = await loggedIn(strict);
+      const response = await strict.app.inject({
+        method: 'POST',
+        url: '/api/v1/webhooks/register',
+        headers: bearer(owner.accessToken),
+        payload: { url, events: ['voice.deleted'] },
+      });
+      expect(response.statusCode).toBe(422);
+      expect(response.json().errors).toEqual([{ field: 'body.url', message: expect.any(String) }]);
+    } finally {
+      if (strict !== origin) await strict.close();
+    }
+  });
+
+  it('accepts a public host name', async () => {
+    dns.set('public.example', ['93.184.216.34']);
+    const owner = await loggedIn(origin);
+    const response = await register(owner.accessToken, { url: 'https://public.example/hook', events: ['voice.deleted'] });
+    expect(response.statusCode).toBe(201);
+  });
+});
+
+describe('managing endpoints', () => {
+  it('deletes an endpoint; another owner gets 404', async () => {
+    const owner = await loggedIn(origin);
+    const stranger = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    const url = `/api/v1/webhooks/${hook.webhook_id}`;
+    expect((await origin.app.inject({ method: 'DELETE', url, headers: bearer(stranger.accessToken) })).statusCode).toBe(404);
+    const deleted = await origin.app.inject({ method: 'DELETE', url, headers: bearer(owner.accessToken) });
+    expect(deleted.json()).toEqual({ webhook_id: hook.webhook_id, deleted: true });
+    expect((await origin.app.inject({ method: 'DELETE', url, headers: bearer(owner.accessToken) })).statusCode).toBe(404);
+  });
+
+  it('sends a signed test delivery', async () => {
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    const response = await origin.app.inject({
+      method: 'POST',
+      url: `/api/v1/webhooks/${hook.webhook_id}/test`,
+      headers: bearer(owner.accessToken),
+    });
+    const result = webhookTestResultSchema.parse(response.json());
+    expect(result).toMatchObject({ delivered: true, status_code: 200 });
+    const [request] = receiver.received;
+    expect(request!.headers['webhook-id']).toBe(result.message_id);
+    expect(new Webhook(hook.secret).verify(request!.body, request!.headers as Record<string, string>)).toMatchObject({
+      event: 'webhook.test',
+    });
+  });
+
+  it('rotates the secret: both secrets sign during the grace period, only the new one after it', async () => {
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    const response = await origin.app.inject({
+      method: 'POST',
+      url: `/api/v1/webhooks/${hook.webhook_id}/rotate-secret`,
+      headers: bearer(owner.accessToken),
+    });
+    const rotated = rotatedWebhookSecretSchema.parse(response.json());
+    expect(rotated.secret).not.toBe(hook.secret);
+
+    await emit('voice.deleted', owner.userId);
+    await deliverOnce(workerFor());
+    const [request] = receiver.received;
+    const headers = request!.headers as Record<string, string>;
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    expect(new Webhook(rotated.secret).verify(request!.body, headers)).toBeTruthy();
+    expect(new Webhook(hook.secret).verify(request!.body, headers)).toBeTruthy();
+
+    await origin.database.db
+      .update(webhookEndpoints)
+      .set({ previousSecretUntil: new Date(Date.now() - 1000) })
+      .where(eq(webhookEndpoints.id, hook.webhook_id));
+    await emit('voice.deleted', owner.userId);
+    await deliverOnce(workerFor());
+    const later = receiver.received[1]!.headers as Record<string, string>;
+    expect(() => new Webhook(hook.secret).verify(receiver.received[1]!.body, later)).toThrow();
+    expect(new Webhook(rotated.secret).verify(receiver.received[1]!.body, later)).toBeTruthy();
+  });
+});
+
+describe('delivery', () => {
+  it('retries a failing receiver and delivers each event once, with one webhook-id across attempts', async () => {
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    const voiceId = crypto.randomUUID();
+    await emit('voice.deleted', owner.userId, voiceId);
+    receiver.script = [{ status: 500 }, { status: 502 }, { status: 503 }];
+    const worker = workerFor();
+
+    for (let attempt = 0; attempt < 4; attempt++) {
+      await deliverOnce(worker);
+      origin.runtime.advance(2_000);
+    }
+    expect(receiver.received).toHaveLength(4);
+    const ids = new Set(receiver.received.map((request) => request.headers['webhook-id']));
+    expect(ids.size).toBe(1);
+    const [delivery] = await deliveriesTo(hook.webhook_id);
+    expect(delivery).toMatchObject({ status: 'delivered', attempts: 4, lastStatusCode: 200 });
+    const last = receiver.received[3]!;
+    const payload = webhookDeliverySchema.parse(new Webhook(hook.secret).verify(last.body, last.headers as Record<string, string>));
+    expect(payload).toMatchObject({ event: 'voice.deleted', voice_id: voiceId });
+    expect(last.headers[WEBHOOK_HEADERS.serviceEvent]).toBe(last.headers['webhook-signature']);
+
+    await deliverOnce(worker);
+    expect(receiver.received).toHaveLength(4);
+  });
+
+  it('gives up after the last scheduled attempt and moves on to the next event', async () => {
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    await emit('voice.deleted', owner.userId);
+    await emit('voice.deleted', owner.userId);
+    receiver.script = [{ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 }];
+    const worker = workerFor();
+    for (let round = 0; round < 5; round++) {
+      await deliverOnce(worker);
+      origin.runtime.advance(2_000);
+    }
+    const rows = await deliveriesTo(hook.webhook_id);
+    expect(rows.map((row) => [row.status, row.attempts])).toEqual([
+      ['failed', 4],
+      ['delivered', 1],
+    ]);
+  });
+
+  it('keeps per-endpoint order: event N+1 waits while N is being retried', async () => {
+    const owner = await loggedIn(origin);
+    await registered(owner.accessToken);
+    const first = crypto.randomUUID();
+    const second = crypto.randomUUID();
+    await emit('voice.deleted', owner.userId, first);
+    origin.runtime.advance(10);
+    await emit('voice.deleted', owner.userId, second);
+    receiver.script = [{ status: 500 }];
+    const worker = workerFor();
+    await deliverOnce(worker);
+    await deliverOnce(worker);
+    expect(receiver.received.map((request) => JSON.parse(request.body).voice_id)).toEqual([first]);
+    origin.runtime.advance(1_500);
+    await deliverOnce(worker);
+    await deliverOnce(worker);
+    expect(receiver.received.map((request) => JSON.parse(request.body).voice_id)).toEqual([first, first, second]);
+  });
+
+  it('honours Retry-After over the schedule', async () => {
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    await emit('voice.deleted', owner.userId);
+    receiver.script = [{ status: 429, headers: { 'retry-after': '120' } }];
+    const worker = workerFor();
+    await deliverOnce(worker);
+    origin.runtime.advance(60_000);
+    await deliverOnce(worker);
+    expect(receiver.received).toHaveLength(1);
+    const [pending] = await deliveriesTo(hook.webhook_id);
+    expect(pending!.nextAttemptAt.getTime() - origin.runtime.clock.now().getTime()).toBeGreaterThan(55_000);
+    origin.runtime.advance(61_000);
+    await deliverOnce(worker);
+    expect(receiver.received).toHaveLength(2);
+    expect((await deliveriesTo(hook.webhook_id))[0]!.status).toBe('delivered');
+  });
+
+  it('disables the endpoint on 410 Gone and drops its queue', async () => {
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    await emit('voice.deleted', owner.userId);
+    await emit('voice.deleted', owner.userId);
+    receiver.script = [{ status: 410 }];
+    const worker = workerFor();
+    await deliverOnce(worker);
+    await deliverOnce(worker);
+    expect(receiver.received).toHaveLength(1);
+    const [endpoint] = await origin.database.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, hook.webhook_id));
+    expect(endpoint!.disabledAt).not.toBeNull();
+    expect((await deliveriesTo(hook.webhook_id)).map((row) => row.status)).toEqual(['failed', 'cancelled']);
+    await emit('voice.deleted', owner.userId);
+    await deliverOnce(worker);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('does not follow redirects', async () => {
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    await emit('voice.deleted', owner.userId);
+    receiver.script = [{ status: 307, headers: { location: 'http://169.254.169.254/' } }];
+    await deliverOnce(workerFor());
+    expect(receiver.received).toHaveLength(1);
+    expect((await deliveriesTo(hook.webhook_id))[0]).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: 307 });
+  });
+
+  it('refuses at delivery time when the name now resolves to a private address', async () => {
+    dns.set('rebinding.example', ['93.184.216.34']);
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken, ['voice.deleted'], 'http://rebinding.example/hook');
+    dns.set('rebinding.example', ['169.254.169.254']);
+    await emit('voice.deleted', owner.userId);
+    await deliverOnce(workerFor());
+    const [delivery] = await deliveriesTo(hook.webhook_id);
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null });
+    expect(delivery!.lastError).toMatch(/^refused: /);
+  });
+
+  it('connects to the address it checked (pinned), whatever the name resolves to later', async () => {
+    dns.set('receiver.example', ['127.0.0.1']);
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken, ['voice.deleted'], `http://receiver.example:${receiver.port}/hook`);
+    await emit('voice.deleted', owner.userId);
+    await deliverOnce(workerFor());
+    expect(receiver.received).toHaveLength(1);
+    expect(receiver.received[0]!.headers.host).toBe(`receiver.example:${receiver.port}`);
+    expect((await deliveriesTo(hook.webhook_id))[0]!.status).toBe('delivered');
+  });
+
+  it('sends owners only the events of their voices; admins get all', async () => {
+    const owner = await loggedIn(origin);
+    const other = await loggedIn(origin);
+    const admin = await loggedIn(origin, 'admin');
+    const ownerHook = await registered(owner.accessToken, ['license.revoked']);
+    const adminHook = await registered(admin.accessToken, ['license.revoked']);
+    await emit('license.revoked', other.userId);
+    await emit('voice.deleted', owner.userId);
+    await deliverOnce(workerFor());
+    expect(await deliveriesTo(ownerHook.webhook_id)).toHaveLength(0);
+    expect((await deliveriesTo(adminHook.webhook_id)).map((row) => row.eventType)).toEqual(['license.revoked']);
+  });
+
+  it('loses nothing when the worker stops between the commit and the delivery', async () => {
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    const voiceId = crypto.randomUUID();
+    // Committed while no worker runs (a crash right after the change's transaction).
+    await emit('voice.deleted', owner.userId, voiceId);
+    const crashed = workerFor();
+    await crashed.fanOut();
+    // ...and stopped again before sending anything. A new process starts with a real loop.
+    const restarted = workerFor();
+    const loop = new BackgroundLoop({ name: 'webhooks', round: () => restarted.round(), idleMs: 50, log: origin.app.log });
+    loop.start();
+    try {
+      await expect.poll(async () => (await deliveriesTo(hook.webhook_id))[0]?.status, { timeout: 10_000 }).toBe('delivered');
+    } finally {
+      await loop.stop();
+    }
+    expect(receiver.received).toHaveLength(1);
+    expect(JSON.parse(receiver.received[0]!.body).voice_id).toBe(voiceId);
+  });
+
+  it('retries in real time under WEBHOOK_RETRY_SCHEDULE=0,1,1,2 with the background loop', async () => {
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    await emit('voice.deleted', owner.userId);
+    receiver.script = [{ status: 500 }, { status: 500 }];
+    const worker = workerFor();
+    const loop = new BackgroundLoop({ name: 'webhooks', round: () => worker.round(), idleMs: 5_000, log: origin.app.log });
+    loop.start();
+    try {
+      await expect.poll(async () => (await deliveriesTo(hook.webhook_id))[0]?.status, { timeout: 10_000, interval: 100 }).toBe('delivered');
+    } finally {
+      await loop.stop();
+    }
+    expect(receiver.received).toHaveLength(3);
+    expect((await deliveriesTo(hook.webhook_id))[0]).toMatchObject({ status: 'delivered', attempts: 3 });
+  });
+});

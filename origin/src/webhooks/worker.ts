@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Database } from '../db/client.js';
+import type { RoundOutcome } from '../jobs/background-loop.js';
+import type { Clock } from '../runtime.js';
+import { nextAttemptDelayMs, parseRetryAfter } from './schedule.js';
+import { type AttemptOutcome, type SenderSettings, sendWebhook } from './sender.js';
+import * as store from './store.js';
+
+export interface WebhookWorkerOptions {
+  db: Database;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  sender: SenderSettings;
+  /** Delay before each attempt, seconds (WEBHOOK_RETRY_SCHEDULE). */
+  retrySchedule: readonly number[];
+  /** ± fraction of each delay; 0 in tests that time retries. */
+  jitter?: number;
+  random?: () => number;
+  batchSize?: number;
+  /** Longer than one attempt can take (the 15 s timeout), so a claimed delivery is never sent twice at once. */
+  leaseMs?: number;
+  newMessageId?: () => string;
+}
+
+/**
+ * Delivers domain events to webhook endpoints (DESIGN section 6). Fan-out turns each event into
+ * one delivery row per matching endpoint; delivery claims each endpoint's oldest pending row,
+ * sends it signed, and records the outcome. All state is in tables: a restart resumes, a crash
+ * mid-send re-sends once the lease ends (same webhook-id, so receivers can deduplicate).
+ */
+export class WebhookWorker {
+  private readonly options: Required<WebhookWorkerOptions>;
+
+  constructor(options: WebhookWorkerOptions) {
+    this.options = {
+      jitter: 0.1,
+      random: Math.random,
+      batchSize: 50,
+      leaseMs: 60_000,
+      newMessageId: () => `msg_${randomUUID()}`,
+      ...options,
+    };
+  }
+
+  async round(): Promise<RoundOutcome> {
+    const fannedOut = await this.fanOut();
+    const delivered = await this.deliverDue();
+    if (fannedOut === this.options.batchSize || delivered === this.options.batchSize) return 'busy';
+    const due = await store.nextDueAt(this.options.db);
+    if (!due) return 'idle';
+    return { waitMs: Math.max(0, due.getTime() - this.options.clock.now().getTime()) };
+  }
+
+  /** Creates delivery rows for events not fanned out yet; returns how many events it handled. */
+  async fanOut(): Promise<number> {
+    const { db, batchSize, newMessageId } = this.options;
+    return db.transaction(async (tx) => {
+      await store.lockFanOut(tx);
+      const events = await store.eventsToFanOut(tx, batchSize);
+      if (events.length === 0) return 0;
+      const subscribers = await store.activeSubscribers(tx);
+      const deliveries = events.flatMap((event) =>
+        subscribers
+          .filter((endpoint) => receives(endpoint, event))
+          .map((endpoint) => ({
+            messageId: newMessageId(),
+            endpointId: endpoint.id,
+            eventId: event.id,
+            eventType: event.eventType,
+            occurredAt: event.occurredAt,
+            body: JSON.stringify(event.payload),
+            nextAttemptAt: event.occurredAt,
+          })),
+      );
+      await store.insertDeliveries(tx, deliveries);
+      await store.markFannedOut(
+        tx,
+        events.map((event) => event.id),
+      );
+      return events.length;
+    });
+  }
+
+  /** Sends every due endpoint head once; returns how many it attempted. */
+  async deliverDue(): Promise<number> {
+    const { db, clock, batchSize, leaseMs } = this.options;
+    const now = clock.now();
+    const claimed = await store.claimDueDeliveries(db, now, new Date(now.getTime() + leaseMs), batchSize);
+    await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
+    return claimed.length;
+  }
+
+  private async attempt(delivery: store.ClaimedDelivery): Promise<void> {
+    const { db, clock, sender, log } = this.options;
+    const sentAt = clock.now();
+    const outcome = await sendWebhook(
+      {
+        url: delivery.url,
+        messageId: delivery.messageId,
+        body: delivery.body,
+        secrets: signingSecrets(delivery, sentAt),
+        timestampSeconds: Math.floor(sentAt.getTime() / 1000),
+      },
+      sender,
+    );
+    const now = clock.now();
+    const record = attemptRecord(outcome);
+    if (outcome.kind === 'response' && outcome.statusCode >= 200 && outcome.statusCode < 300) {
+      await store.markDelivered(db, delivery.id, record, now);
+      return;
+    }
+    if (outcome.kind === 'response' && outcome.statusCode === 410) {
+      await store.markGivenUp(db, delivery.id, record, now);
+      await store.disableEndpoint(db, delivery.endpointId, now);
+      log.info({ webhook_id: delivery.endpointId }, 'webhook endpoint answered 410 Gone; disabled');
+      return;
+    }
+    const retryAfter = outcome.kind === 'response' ? parseRetryAfter(outcome.retryAfter, now) : null;
+    const delay = nextAttemptDelayMs(
+      this.options.retrySchedule,
+      delivery.attempts + 1,
+      retryAfter,
+      this.options.random,
+      this.options.jitter,
+    );
+    if (delay === null) {
+      await store.markGivenUp(db, delivery.id, record, now);
+      log.warn({ webhook_id: delivery.endpointId, message_id: delivery.messageId }, 'webhook delivery given up after the last retry');
+      return;
+    }
+    await store.markRetry(db, delivery.id, record, new Date(now.getTime() + delay));
+  }
+}
+
+/** Admins receive every event; an owner the events of their voices. Events without an owner go to admins only. */
+function receives(endpoint: store.Subscriber, event: store.PendingEvent): boolean {
+  if (!endpoint.events.includes(event.eventType)) return false;
+  return endpoint.ownerIsAdmin || (event.ownerId !== null && event.ownerId === endpoint.ownerId);
+}
+
+export function signingSecrets(
+  endpoint: { secret: string; previousSecret: string | null; previousSecretUntil: Date | null },
+  now: Date,
+): string[] {
+  const graceOpen = endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > now;
+  return graceOpen ? [endpoint.secret, endpoint.previousSecret!] : [endpoint.secret];
+}
+
+function attemptRecord(outcome: AttemptOutcome): store.AttemptRecord {
+  if (outcome.kind === 'response') return { statusCode: outcome.statusCode, error: `HTTP ${outcome.statusCode}` };
+  return { statusCode: null, error: outcome.kind === 'refused' ? `refused: ${outcome.reason}` : outcome.reason };
+}

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { isoTimestamp, uuid } from '../common.js';
+import { defineRoute } from '../contract.js';
+import { WEBHOOK_EVENTS } from '../enums.js';
+import { WEBHOOK_SECRET_PREFIX } from '../webhooks.js';
+
+/** The origin's webhook routes (DESIGN sections 6 and 8). */
+
+/** `whsec_` + base64 of 24 to 64 random bytes, as Standard Webhooks libraries expect. */
+const webhookSecret = z
+  .string()
+  .regex(new RegExp(`^${WEBHOOK_SECRET_PREFIX}[A-Za-z0-9+/]{32,88}={0,2}$`), 'whsec_ followed by base64 of 24 to 64 bytes');
+
+export const registerWebhookRequestSchema = z
+  .strictObject({
+    url: z.string().min(1).max(2048),
+    secret: webhookSecret.optional(),
+    events: z
+      .array(z.enum(WEBHOOK_EVENTS))
+      .min(1)
+      .max(WEBHOOK_EVENTS.length)
+      .refine((events) => new Set(events).size === events.length, 'events must not repeat'),
+  })
+  .meta({ id: 'RegisterWebhookRequest' });
+
+export const registeredWebhookSchema = z
+  .object({ webhook_id: uuid, url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)), secret: z.string(), created_at: isoTimestamp })
+  .meta({ id: 'RegisteredWebhook' });
+
+export const webhookSchema = z
+  .object({
+    webhook_id: uuid,
+    url: z.string(),
+    events: z.array(z.enum(WEBHOOK_EVENTS)),
+    created_at: isoTimestamp,
+    /** Set when the receiver answered 410 Gone. */
+    disabled_at: isoTimestamp.nullable(),
+    /** Until then the secret before the last rotation also signs deliveries. */
+    previous_secret_valid_until: isoTimestamp.nullable(),
+  })
+  .meta({ id: 'Webhook' });
+
+export const webhookListSchema = z.object({ webhooks: z.array(webhookSchema) }).meta({ id: 'WebhookList' });
+export const webhookParamsSchema = z.strictObject({ webhook_id: uuid });
+export const deletedWebhookSchema = z.object({ webhook_id: uuid, deleted: z.literal(true) }).meta({ id: 'DeletedWebhook' });
+
+export const webhookTestResultSchema = z
+  .object({
+    webhook_id: uuid,
+    /** The `webhook-id` header of the test delivery. */
+    message_id: z.string(),
+    delivered: z.boolean(),
+    status_code: z.number().int().nullable(),
+    error: z.string().nullable(),
+  })
+  .meta({ id: 'WebhookTestResult' });
+
+export const rotatedWebhookSecretSchema = z
+  .object({ webhook_id: uuid, secret: z.string(), previous_secret_valid_until: isoTimestamp })
+  .meta({ id: 'RotatedWebhookSecret' });
+
+const userProblems = ['authentication_required', 'invalid_token'] as const;
+
+export const registerWebhookRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/webhooks/register',
+  operationId: 'registerWebhook',
+  summary: 'Register an endpoint for events; the secret (generated when absent) is shown only here',
+  tag: 'webhooks',
+  auth: ['bearer'],
+  body: registerWebhookRequestSchema,
+  success: { status: 201, description: 'Registered', schema: registeredWebhookSchema },
+  problems: [...userProblems, 'validation_failed', 'malformed_json'],
+});
+
+export const listWebhooksRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/webhooks',
+  operationId: 'listWebhooks',
+  summary: "The caller's endpoints, without secrets",
+  tag: 'webhooks',
+  auth: ['bearer'],
+  success: { status: 200, description: 'Endpoints', schema: webhookListSchema },
+  problems: [...userProblems],
+});
+
+export const deleteWebhookRoute = defineRoute({
+  method: 'delete',
+  path: '/api/v1/webhooks/{webhook_id}',
+  operationId: 'deleteWebhook',
+  summary: 'Delete an endpoint; pending deliveries to it are dropped',
+  tag: 'webhooks',
+  auth: ['bearer'],
+  params: webhookParamsSchema,
+  success: { status: 200, description: 'Deleted', schema: deletedWebhookSchema },
+  problems: [...userProblems, 'validation_failed', 'not_found'],
+});
+
+export const testWebhookRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/webhooks/{webhook_id}/test',
+  operationId: 'testWebhook',
+  summary: 'Send one signed `webhook.test` delivery now (no retries) and report the outcome',
+  tag: 'webhooks',
+  auth: ['bearer'],
+  params: webhookParamsSchema,
+  success: { status: 200, description: 'Outcome of the attempt', schema: webhookTestResultSchema },
+  problems: [...userProblems, 'validation_failed', 'not_found'],
+});
+
+export const rotateWebhookSecretRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/webhooks/{webhook_id}/rotate-secret',
+  operationId: 'rotateWebhookSecret',
+  summary: 'Replace the secret; the old one keeps signing (as a second signature) for a grace period',
+  tag: 'webhooks',
+  auth: ['bearer'],
+  params: webhookParamsSchema,
+  success: { status: 200, description: 'New secret, shown only here', schema: rotatedWebhookSecretSchema },
+  problems: [...userProblems, 'validation_failed', 'not_found'],
+});
