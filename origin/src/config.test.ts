@@ -52,7 +52,46 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ EDGE_URL: 'http://127.0.0.1:8787', INTERNAL_SECRET: secret })).toThrow(/^(?![\s\S]*short)/);
   });
 
+  it('reads the audit and webhook settings: the Standard Webhooks schedule unless WEBHOOK_RETRY_SCHEDULE replaces it', () => {
+    expect(loadConfig({})).toMatchObject({
+      checkpointPrivateJwk: null,
+      auditCheckpointIntervalMs: 60_000,
+      gateVariant: 'A',
+      webhooks: { allowLoopback: false, retryScheduleSeconds: [0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400] },
+    });
+    const config = loadConfig({ GATE_VARIANT: 'B', WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1,1,2' });
+    expect(config).toMatchObject({ gateVariant: 'B', webhooks: { allowLoopback: true, retryScheduleSeconds: [0, 1, 1, 2] } });
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '0,soon' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
+    expect(() => loadConfig({ CHECKPOINT_PRIVATE_JWK: '{"kty":"OKP"}' })).toThrow(/CHECKPOINT_PRIVATE_JWK/);
+  });
+
   it('lower-cases the admin email', () => {
     expect(loadConfig({ ADMIN_EMAIL: 'Admin@Example.com' }).admin.email).toBe('admin@example.com');
+  });
+
+  it('reads the voiceprint engine settings: models under DATA_DIR, queue, threads, backend and threshold overrides', () => {
+    expect(loadConfig({ DATA_DIR: '/srv/vip/' }).voiceprint).toEqual({
+      modelsDir: '/srv/vip/models',
+      backend: 'auto',
+      threads: undefined,
+      maxQueue: 16,
+      thresholds: {},
+    });
+    const config = loadConfig({
+      MODELS_DIR: '/models',
+      VOICEPRINT_BACKEND: 'node',
+      VOICEPRINT_THREADS: '3',
+      VOICEPRINT_MAX_QUEUE: '0',
+      VOICEPRINT_THRESHOLDS: 'campplus-voxceleb=0.55,vip-speaker-v1=.8',
+    });
+    expect(config.voiceprint).toEqual({
+      modelsDir: '/models',
+      backend: 'node',
+      threads: 3,
+      maxQueue: 0,
+      thresholds: { 'campplus-voxceleb': 0.55, 'vip-speaker-v1': 0.8 },
+    });
+    expect(() => loadConfig({ VOICEPRINT_THRESHOLDS: 'campplus-voxceleb' })).toThrow(/VOICEPRINT_THRESHOLDS/);
+    expect(() => loadConfig({ VOICEPRINT_BACKEND: 'gpu' })).toThrow(/VOICEPRINT_BACKEND/);
   });
 });

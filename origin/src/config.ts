@@ -1,4 +1,6 @@
+import { GATE_VARIANTS, type GateVariant } from '@vip/shared-schema';
 import { z } from 'zod';
+import { DEFAULT_RETRY_SCHEDULE_SECONDS } from './webhooks/schedule.js';
 
 /** An unset variable and an empty one mean the same: use the default. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
@@ -23,6 +25,26 @@ const envSchema = z
     LOG_LEVEL: optional(z.enum(logLevels)).default('info'),
     /** Behind a reverse proxy, take the client address from X-Forwarded-For (login rate limits count per IP). */
     TRUST_PROXY: optional(z.stringbool()).default(false),
+    /** How often the licence expiry job marks licences past their expiry as expired. */
+    LICENSE_EXPIRY_INTERVAL_SECONDS: optional(z.coerce.number().int().min(1).max(3600)).default(30),
+    /** Where fetched speaker models live; default DATA_DIR/models. */
+    MODELS_DIR: optional(z.string()),
+    VOICEPRINT_BACKEND: optional(z.enum(['auto', 'web', 'node'])).default('auto'),
+    /** Worker threads of the voiceprint engine; default: one less than the cores, at most 2. */
+    VOICEPRINT_THREADS: optional(z.coerce.number().int().min(1).max(64)),
+    /** Files allowed to wait for a thread; beyond that, 503 with Retry-After. */
+    VOICEPRINT_MAX_QUEUE: optional(z.coerce.number().int().min(0).max(10_000)).default(16),
+    /** Same-speaker thresholds overriding the manifest's: `model=0.62,other-model=0.5`. */
+    VOICEPRINT_THRESHOLDS: optional(z.string().regex(/^[\w.-]+=-?\d*\.?\d+(,[\w.-]+=-?\d*\.?\d+)*$/, 'model=number,model=number')),
+    /** Ed25519 private JWK (with kid) that signs audit checkpoints; unset = a per-process key (warned). */
+    CHECKPOINT_PRIVATE_JWK: optional(z.string()),
+    AUDIT_CHECKPOINT_INTERVAL_SECONDS: optional(z.coerce.number().int().min(1).max(86_400)).default(60),
+    /** `B` also allows `voice.detected` subscriptions (DESIGN section 6). */
+    GATE_VARIANT: optional(z.enum(GATE_VARIANTS)).default('A'),
+    /** Lets webhooks target loopback addresses (local test receivers); other private ranges stay refused. */
+    WEBHOOK_ALLOW_LOOPBACK: optional(z.stringbool()).default(false),
+    /** Seconds before each delivery attempt, replacing the Standard Webhooks schedule, e.g. `0,1,1,2`. */
+    WEBHOOK_RETRY_SCHEDULE: optional(z.string().regex(/^\d+(,\d+)*$/, 'comma-separated whole seconds')),
   })
   .refine((env) => !env.EDGE_URL || env.INTERNAL_SECRET, { path: ['INTERNAL_SECRET'], message: 'required when EDGE_URL is set' });
 
@@ -38,6 +60,18 @@ export interface OriginConfig {
   admin: { email: string; password: string | null };
   logLevel: (typeof logLevels)[number];
   trustProxy: boolean;
+  checkpointPrivateJwk: z.infer<typeof jwkSchema> | null;
+  auditCheckpointIntervalMs: number;
+  gateVariant: GateVariant;
+  webhooks: { allowLoopback: boolean; retryScheduleSeconds: number[] };
+  licenseExpiryIntervalMs: number;
+  voiceprint: {
+    modelsDir: string;
+    backend: 'auto' | 'web' | 'node';
+    threads: number | undefined;
+    maxQueue: number;
+    thresholds: Record<string, number>;
+  };
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -74,7 +108,33 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
     admin: { email: e.ADMIN_EMAIL.toLowerCase(), password: e.ADMIN_PASSWORD ?? null },
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
+    checkpointPrivateJwk: e.CHECKPOINT_PRIVATE_JWK ? parseJwk('CHECKPOINT_PRIVATE_JWK', e.CHECKPOINT_PRIVATE_JWK) : null,
+    auditCheckpointIntervalMs: e.AUDIT_CHECKPOINT_INTERVAL_SECONDS * 1000,
+    gateVariant: e.GATE_VARIANT,
+    webhooks: {
+      allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK,
+      retryScheduleSeconds: e.WEBHOOK_RETRY_SCHEDULE?.split(',').map(Number) ?? DEFAULT_RETRY_SCHEDULE_SECONDS,
+    },
+    licenseExpiryIntervalMs: e.LICENSE_EXPIRY_INTERVAL_SECONDS * 1000,
+    voiceprint: {
+      modelsDir: e.MODELS_DIR ?? `${e.DATA_DIR.replace(/\/+$/, '')}/models`,
+      backend: e.VOICEPRINT_BACKEND,
+      threads: e.VOICEPRINT_THREADS,
+      maxQueue: e.VOICEPRINT_MAX_QUEUE,
+      thresholds: Object.fromEntries(
+        (e.VOICEPRINT_THRESHOLDS?.split(',') ?? []).map((pair) => {
+          const [model, value] = pair.split('=') as [string, string];
+          return [model, Number(value)];
+        }),
+      ),
+    },
   };
+}
+
+function parseJwk(name: string, text: string): z.infer<typeof jwkSchema> {
+  const jwk = jwkSchema.safeParse(safeJson(text));
+  if (!jwk.success) throw new Error(`Invalid configuration:\n  ${name}: expected an Ed25519 private JWK (OKP, d, x, kid)`);
+  return jwk.data;
 }
 
 function safeJson(text: string): unknown {

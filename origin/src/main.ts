@@ -1,3 +1,4 @@
+import { createCheckpointSigner } from './audit/checkpoints.js';
 import { createAccessTokens, generateSigningJwk } from './auth/access-tokens.js';
 import { ensureAdmin } from './auth/bootstrap.js';
 import { scryptHasher } from './auth/passwords.js';
@@ -5,8 +6,13 @@ import { loadConfig } from './config.js';
 import { openConfiguredDatabase } from './db/open.js';
 import { OutboxSender } from './edge-sync/sender.js';
 import { OutboxSignal } from './edge-sync/signal.js';
+import { createAuditAndWebhookJobs } from './jobs/audit-and-webhook-jobs.js';
+import { LicenseExpiryJob } from './jobs/license-expiry.js';
+import { LicenseService } from './licenses/service.js';
 import { systemRuntime } from './runtime.js';
 import { buildServer } from './server.js';
+import { createVoiceprintEngine } from './voiceprint/index.js';
+import { webhookSettings } from './webhooks/service.js';
 
 const config = loadConfig(process.env);
 const database = await openConfiguredDatabase(config.database);
@@ -15,7 +21,18 @@ await database.migrate();
 const signingJwk = config.jwtPrivateJwk ?? (await generateSigningJwk(`ephemeral-${systemRuntime.newId()}`));
 const tokens = await createAccessTokens(signingJwk);
 const outbox = new OutboxSignal();
-const { app, auth } = await buildServer({
+const voiceprint = await createVoiceprintEngine({
+  modelsDir: config.voiceprint.modelsDir,
+  backend: config.voiceprint.backend,
+  threads: config.voiceprint.threads,
+  maxQueue: config.voiceprint.maxQueue,
+  thresholds: config.voiceprint.thresholds,
+});
+const checkpoints = await createCheckpointSigner(
+  config.checkpointPrivateJwk ?? (await generateSigningJwk(`ephemeral-checkpoint-${systemRuntime.newId()}`)),
+);
+const webhooks = webhookSettings({ allowLoopback: config.webhooks.allowLoopback, gateVariant: config.gateVariant });
+const { app, auth, audit } = await buildServer({
   db: database.db,
   tokens,
   hasher: scryptHasher(),
@@ -23,8 +40,15 @@ const { app, auth } = await buildServer({
   outbox,
   logger: { level: config.logLevel },
   trustProxy: config.trustProxy,
+  voiceprint,
+  checkpoints,
+  webhooks,
 });
+app.log.info({ model: voiceprint.model.name, backend: voiceprint.backend }, 'voiceprint engine ready');
 if (!config.jwtPrivateJwk) app.log.warn('JWT_PRIVATE_JWK is not set: signing with a key that lives only until this process ends');
+if (!config.checkpointPrivateJwk) {
+  app.log.warn('CHECKPOINT_PRIVATE_JWK is not set: audit checkpoints are signed with a key that lives only until this process ends');
+}
 
 const admin = await ensureAdmin(auth, database.db, systemRuntime, config.admin);
 if (admin.outcome === 'created_with_generated_password') {
@@ -47,8 +71,27 @@ const sender = config.edge
   : null;
 if (!sender) app.log.warn('EDGE_URL is not set: edge index updates stay queued in the outbox');
 
+const licenseExpiry = new LicenseExpiryJob({
+  licenses: new LicenseService({ db: database.db, runtime: systemRuntime, outbox }),
+  intervalMs: config.licenseExpiryIntervalMs,
+  log: app.log.child({ component: 'license-expiry' }),
+});
+
+const auditAndWebhooks = createAuditAndWebhookJobs({
+  db: database.db,
+  clock: systemRuntime.clock,
+  log: app.log,
+  audit,
+  edge: config.edge,
+  checkpointIntervalMs: config.auditCheckpointIntervalMs,
+  webhookSender: webhooks.sender,
+  retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+});
+
 await app.listen({ port: config.port, host: config.host });
 sender?.start();
+licenseExpiry.start();
+auditAndWebhooks.start();
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -56,7 +99,10 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   app.log.info({ signal }, 'shutting down');
   await app.close();
+  await voiceprint.close();
   await sender?.stop();
+  await licenseExpiry.stop();
+  await auditAndWebhooks.stop();
   await database.close();
   process.exit(0);
 }

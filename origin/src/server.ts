@@ -1,11 +1,19 @@
+import multipart from '@fastify/multipart';
 import { limits } from '@vip/shared-schema';
 import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
-import type { AccessTokens } from './auth/access-tokens.js';
+import { type CheckpointSigner, createCheckpointSigner } from './audit/checkpoints.js';
+import { registerAuditRoutes } from './audit/routes.js';
+import { AuditService } from './audit/service.js';
+import { type AccessTokens, generateSigningJwk } from './auth/access-tokens.js';
 import { createGuards } from './auth/guard.js';
 import type { PasswordHasher } from './auth/passwords.js';
 import { registerAuthRoutes } from './auth/routes.js';
 import { AuthService } from './auth/service.js';
+import { registerConsentRoutes } from './consents/routes.js';
+import { ConsentService } from './consents/service.js';
 import type { Database } from './db/client.js';
+import { registerDetectionRoutes } from './detection/routes.js';
+import { DetectionService } from './detection/service.js';
 import type { OutboxSignal } from './edge-sync/signal.js';
 import { LOG_REDACTIONS, logEachRequest } from './http/access-log.js';
 import { registerDocsRoutes } from './http/docs.js';
@@ -16,6 +24,12 @@ import type { ContractRegistry } from './http/routes.js';
 import { registerPlatformRoutes } from './platforms/routes.js';
 import { PlatformService } from './platforms/service.js';
 import type { Runtime } from './runtime.js';
+import { registerRegistryRoutes } from './voice-index/routes.js';
+import type { VoiceprintEngine } from './voiceprint/index.js';
+import { registerVoiceRoutes } from './voices/routes.js';
+import { VoiceService } from './voices/service.js';
+import { registerWebhookRoutes } from './webhooks/routes.js';
+import { WebhookService, type WebhookSettings, webhookSettings } from './webhooks/service.js';
 
 export interface ServerDeps {
   db: Database;
@@ -25,12 +39,20 @@ export interface ServerDeps {
   outbox: OutboxSignal;
   logger: { level: string; stream?: NodeJS.WritableStream };
   trustProxy?: boolean;
+  /** Absent where no audio is served (tests of other domains): enroll and compare answer 503. */
+  voiceprint?: VoiceprintEngine;
+  /** Signs audit checkpoints; default a per-process key. */
+  checkpoints?: CheckpointSigner;
+  /** Default: Variant A, no loopback receivers, system DNS. */
+  webhooks?: WebhookSettings;
 }
 
 export interface OriginServer {
   app: FastifyInstance;
   auth: AuthService;
   routeTable: RouteTable;
+  audit: AuditService;
+  webhooks: WebhookService;
 }
 
 export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
@@ -62,8 +84,26 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
 
   registerAuthRoutes(app, registry, auth, deps.tokens);
   registerPlatformRoutes(app, registry, guards, platforms);
+  registerRegistryRoutes(app, registry, guards, { db: deps.db, runtime: deps.runtime, outbox: deps.outbox });
+  registerConsentRoutes(app, registry, guards, new ConsentService({ db: deps.db, runtime: deps.runtime }));
+  // Multipart parsing only where audio is uploaded; every other route stays JSON-only.
+  app.register(async (scope) => {
+    await scope.register(multipart);
+    const engine = deps.voiceprint;
+    registerVoiceRoutes(scope, registry, guards, new VoiceService({ db: deps.db, runtime: deps.runtime, outbox: deps.outbox, engine }));
+    registerDetectionRoutes(scope, registry, guards, new DetectionService({ db: deps.db, engine }));
+  });
+  const checkpoints = deps.checkpoints ?? (await createCheckpointSigner(await generateSigningJwk(`ephemeral-${deps.runtime.newId()}`)));
+  const audit = new AuditService({ db: deps.db, clock: deps.runtime.clock, checkpoints });
+  const webhooks = new WebhookService({
+    db: deps.db,
+    runtime: deps.runtime,
+    settings: deps.webhooks ?? webhookSettings({ allowLoopback: false, gateVariant: 'A' }),
+  });
+  registerAuditRoutes(app, registry, deps.db, guards, audit);
+  registerWebhookRoutes(app, registry, guards, webhooks);
   registerDocsRoutes(app, registry);
 
   await app.ready();
-  return { app, auth, routeTable };
+  return { app, auth, routeTable, audit, webhooks };
 }

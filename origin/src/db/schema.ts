@@ -1,7 +1,12 @@
 /** Tables of every domain, one file each under schema/, so domains can be added without touching the others. */
+export * from './schema/audit.js';
 export * from './schema/audit-pending.js';
+export * from './schema/consents.js';
 export * from './schema/edge-sync.js';
+export * from './schema/embeddings.js';
 export * from './schema/events.js';
 export * from './schema/identity.js';
+export * from './schema/licenses.js';
 export * from './schema/platforms.js';
 export * from './schema/voices.js';
+export * from './schema/webhooks.js';

@@ -24,8 +24,13 @@ export async function openTestDatabase(): Promise<DatabaseHandle> {
   }
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (driver !== 'postgres' || !serverUrl) throw new Error('TEST_DB_DRIVER=postgres needs TEST_DATABASE_URL (postgres://…/db)');
+  return openScratchServerDatabase(serverUrl, 'vip_t');
+}
+
+/** A fresh, migrated database on the Postgres server at `serverUrl`, dropped again on close. */
+export async function openScratchServerDatabase(serverUrl: string, namePrefix: string): Promise<DatabaseHandle> {
   const admin = await openPostgres(serverUrl, { localProxy: true, maxConnections: 1 });
-  const name = `vip_t_${randomBytes(6).toString('hex')}`;
+  const name = `${namePrefix}_${randomBytes(6).toString('hex')}`;
   await admin.db.execute(sql.raw(`create database ${name}`));
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;

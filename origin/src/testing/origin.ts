@@ -6,6 +6,8 @@ import type { DatabaseHandle } from '../db/client.js';
 import { OutboxSignal } from '../edge-sync/signal.js';
 import type { Runtime } from '../runtime.js';
 import { buildServer, type OriginServer } from '../server.js';
+import type { VoiceprintEngine } from '../voiceprint/index.js';
+import type { WebhookSettings } from '../webhooks/service.js';
 import { openTestDatabase } from './database.js';
 
 /** Cheap scrypt for tests; the encoding carries the cost, so production code paths are the same. */
@@ -35,7 +37,11 @@ export interface TestOrigin extends OriginServer {
   close(): Promise<void>;
 }
 
-export async function startTestOrigin(options: { hasher?: PasswordHasher } = {}): Promise<TestOrigin> {
+/** `voiceprint`: an engine the test file created once and shares (it takes seconds to start); it is not closed here. */
+/** `webhooks`: settings of the webhook routes (loopback receivers, an injected resolver, the variant). */
+export async function startTestOrigin(
+  options: { hasher?: PasswordHasher; voiceprint?: VoiceprintEngine; webhooks?: WebhookSettings } = {},
+): Promise<TestOrigin> {
   const database = await openTestDatabase();
   const runtime = movableRuntime();
   const signingJwk = await generateSigningJwk('test-key');
@@ -55,6 +61,8 @@ export async function startTestOrigin(options: { hasher?: PasswordHasher } = {})
     runtime,
     outbox,
     logger: { level: 'info', stream },
+    voiceprint: options.voiceprint,
+    webhooks: options.webhooks,
   });
   return {
     ...server,

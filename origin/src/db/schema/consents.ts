@@ -1,0 +1,27 @@
+import { sql } from 'drizzle-orm';
+import { index, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { users } from './identity.js';
+import { voices } from './voices.js';
+
+/**
+ * Biometric consent (DESIGN section 6, "consent endpoint"): the owner's agreement to have a
+ * voiceprint made. Not the per-voice synthesis consent, which is `voices.consent_status`.
+ * One consent serves one enrollment: `voice_id` is set when it is used, and erasing the voice
+ * erases its consent with it.
+ */
+export const biometricConsents = pgTable(
+  'biometric_consents',
+  {
+    id: uuid('id').primaryKey(),
+    ownerId: uuid('owner_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    type: text('type', { enum: ['biometric'] }).notNull(),
+    statementVersion: text('statement_version').notNull(),
+    grantedAt: timestamp('granted_at', { withTimezone: true }).notNull().default(sql`now()`),
+    voiceId: uuid('voice_id')
+      .unique()
+      .references(() => voices.id, { onDelete: 'cascade' }),
+  },
+  (table) => [index('biometric_consents_owner_idx').on(table.ownerId)],
+);

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import { comparisonResultSchema, PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
+import { eq } from 'drizzle-orm';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { voiceEmbeddings, voices } from '../db/schema.js';
+import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { audioForm, EMBEDDING_LIKE, hasCalibratedModel, silentWav, speakerRecordings, startTestEngine } from '../testing/voiceprint.js';
+import type { VoiceprintEngine } from '../voiceprint/index.js';
+import { insertEmbedding } from '../voices/store.js';
+
+let engine: VoiceprintEngine;
+let origin: TestOrigin;
+beforeAll(async () => {
+  engine = await startTestEngine({ threads: 2 });
+  origin = await startTestOrigin({ voiceprint: engine });
+});
+afterEach(() => {
+  for (const line of origin.logs) expect(line).not.toMatch(EMBEDDING_LIKE);
+});
+afterAll(async () => {
+  await origin?.close();
+  await engine?.close();
+});
+
+type Owner = Awaited<ReturnType<typeof loggedIn>>;
+
+const compare = (owner: Owner, files: Record<string, Uint8Array>, fields: Record<string, string> = {}, app = origin.app) =>
+  app.inject({ method: 'POST', url: '/api/v1/detection/compare', headers: bearer(owner.accessToken), payload: audioForm(files, fields) });
+
+function expectProblem(response: LightMyRequestResponse, status: number, code: string) {
+  expect(response.statusCode, response.body).toBe(status);
+  expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
+  expect(response.json().code).toBe(code);
+  return response.json() as { errors?: { field: string; message: string }[] };
+}
+
+function expectComparison(response: LightMyRequestResponse) {
+  expect(response.statusCode, response.body).toBe(200);
+  expect(response.body).not.toMatch(EMBEDDING_LIKE);
+  const result = comparisonResultSchema.parse(response.json());
+  expect(result.model).toBe(engine.model.name);
+  expect(result.threshold).toBe(engine.threshold(engine.model.name));
+  expect(result.is_same_speaker).toBe(result.similarity >= result.threshold);
+  return result;
+}
+
+/** A voice enrolled from one recording, stored directly: the compare route only reads it. */
+async function enrolledVoice(owner: Owner, recording: Uint8Array) {
+  const voiceprint = await engine.embedFile(recording);
+  const id = randomUUID();
+  const db = origin.database.db;
+  await db
+    .insert(voices)
+    .values({ id, ownerId: owner.userId, name: 'Enrolled', status: 'ready', model: voiceprint.model, speechSeconds: 5, quality: {} });
+  await insertEmbedding(db, { voiceId: id, ownerId: owner.userId, model: voiceprint.model, embedding: voiceprint.embedding });
+  return { id, hash: engine.embeddingHash(voiceprint.embedding, voiceprint.model) };
+}
+
+// Speaker verdicts are asserted only with a trained model and a calibrated threshold; with the
+// stand-in (or the bundled model before calibration) these tests check the shape of the answer.
+describe('POST /api/v1/detection/compare', () => {
+  it('compares two recordings of the same speaker', async () => {
+    const owner = await loggedIn(origin);
+    const [first, second] = speakerRecordings('so762:SPEAKER9622', 0, 2);
+    const result = expectComparison(await compare(owner, { audio1: first!, audio2: second! }));
+    expect(result.embedding1_hash).not.toBe(result.embedding2_hash);
+    if (hasCalibratedModel(engine)) expect(result.is_same_speaker).toBe(true);
+  });
+
+  it('compares recordings of two different speakers', async () => {
+    const owner = await loggedIn(origin);
+    const [first] = speakerRecordings('so762:SPEAKER9622', 0, 1);
+    const [other] = speakerRecordings('so762:SPEAKER9623', 0, 1);
+    const result = expectComparison(await compare(owner, { audio1: first!, audio2: other! }));
+    if (hasCalibratedModel(engine)) expect(result.is_same_speaker).toBe(false);
+  });
+
+  it('gives the same hash for the same recording, and similarity 1', async () => {
+    const owner = await loggedIn(origin);
+    const [recording] = speakerRecordings('so762:SPEAKER9601', 0, 1);
+    const result = expectComparison(await compare(owner, { audio1: recording!, audio2: recording! }));
+    expect(result.embedding1_hash).toBe(result.embedding2_hash);
+    expect(result.similarity).toBeCloseTo(1, 5);
+  });
+
+  it("verifies a recording against one of the caller's enrolled voices (voice_id)", async () => {
+    const owner = await loggedIn(origin);
+    const [enrollment, probe] = speakerRecordings('so762:SPEAKER9622', 2, 2);
+    const voice = await enrolledVoice(owner, enrollment!);
+    const result = expectComparison(await compare(owner, { audio1: probe! }, { voice_id: voice.id }));
+    // The stored voiceprint reads back from pgvector bit for bit.
+    expect(result.embedding2_hash).toBe(voice.hash);
+    if (hasCalibratedModel(engine)) expect(result.is_same_speaker).toBe(true);
+  });
+
+  it("answers another owner's voice_id exactly like a missing one", async () => {
+    const owner = await loggedIn(origin);
+    const stranger = await loggedIn(origin);
+    const [recording] = speakerRecordings('so762:SPEAKER9633', 0, 1);
+    const voice = await enrolledVoice(owner, recording!);
+    const foreign = await compare(stranger, { audio1: recording! }, { voice_id: voice.id });
+    const missing = await compare(stranger, { audio1: recording! }, { voice_id: randomUUID() });
+    expectProblem(foreign, 404, 'not_found');
+    expect(foreign.json().detail).toBe(missing.json().detail);
+  });
+
+  it('refuses to compare with a voiceprint of another model (422 model_mismatch)', async () => {
+    const owner = await loggedIn(origin);
+    const [recording] = speakerRecordings('so762:SPEAKER9633', 1, 1);
+    const voice = await enrolledVoice(owner, recording!);
+    await origin.database.db.update(voiceEmbeddings).set({ model: 'an-older-model' }).where(eq(voiceEmbeddings.voiceId, voice.id));
+    expectProblem(await compare(owner, { audio1: recording! }, { voice_id: voice.id }), 422, 'model_mismatch');
+  });
+
+  it('refuses malformed forms and unusable audio with 422', async () => {
+    const owner = await loggedIn(origin);
+    const audio = silentWav(1);
+    const fieldOf = async (response: Promise<LightMyRequestResponse>) =>
+      expectProblem(await response, 422, 'validation_failed').errors?.map((error) => error.field);
+    expect(await fieldOf(compare(owner, { audio2: audio }))).toEqual(['body.audio1']);
+    expect(await fieldOf(compare(owner, { audio1: audio }))).toEqual(['body.audio2']);
+    expect(await fieldOf(compare(owner, { audio1: audio, audio2: audio }, { voice_id: randomUUID() }))).toEqual(['body.voice_id']);
+    expect(await fieldOf(compare(owner, { audio1: audio }, { voice_id: 'nope' }))).toEqual(['body.voice_id']);
+    expect(await fieldOf(compare(owner, { audio1: audio, audio3: audio }))).toEqual(['body.audio3']);
+    const text = new FormData();
+    text.append('audio1', 'hello');
+    text.append('voice_id', randomUUID());
+    const textResponse = origin.app.inject({
+      method: 'POST',
+      url: '/api/v1/detection/compare',
+      headers: bearer(owner.accessToken),
+      payload: text,
+    });
+    expect(await fieldOf(textResponse)).toEqual(['body.audio1']);
+
+    expectProblem(await compare(owner, { audio1: new Uint8Array(100).fill(3), audio2: audio }), 422, 'unsupported_format');
+    expectProblem(await compare(owner, { audio1: silentWav(2), audio2: silentWav(2) }), 422, 'no_speech');
+  });
+
+  it('needs a Bearer token', async () => {
+    const response = await origin.app.inject({
+      method: 'POST',
+      url: '/api/v1/detection/compare',
+      payload: audioForm({ audio1: silentWav(1) }),
+    });
+    expectProblem(response, 401, 'authentication_required');
+  });
+
+  it('answers 503 with Retry-After when the engine queue is full', async () => {
+    // One thread and no waiting room: the second file of the pair finds the engine busy.
+    const busyEngine = await startTestEngine({ threads: 1, maxQueue: 0 });
+    const busy = await startTestOrigin({ voiceprint: busyEngine });
+    try {
+      const owner = await loggedIn(busy);
+      const [first, second] = speakerRecordings('so762:SPEAKER9601', 0, 2);
+      const response = await compare(owner, { audio1: first!, audio2: second! }, {}, busy.app);
+      expectProblem(response, 503, 'unavailable');
+      expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await busy.close();
+      await busyEngine.close();
+    }
+  });
+});

@@ -1,0 +1,31 @@
+import { limits } from '@vip/shared-schema';
+import { deleteVoiceRoute, enrollVoiceRoute, listVoicesRoute } from '@vip/shared-schema/routes/origin-voices';
+import type { FastifyInstance } from 'fastify';
+import { type Guards, principalOf } from '../auth/guard.js';
+import { readMultipartForm } from '../http/multipart-form.js';
+import { addRoute, type ContractRegistry } from '../http/routes.js';
+import type { VoiceService } from './service.js';
+
+/** Call inside a scope that has @fastify/multipart registered (see server.ts). */
+export function registerVoiceRoutes(app: FastifyInstance, registry: ContractRegistry, guards: Guards, voices: VoiceService): void {
+  addRoute(app, registry, enrollVoiceRoute, {
+    guards: [guards.bearer],
+    handler: async (_input, request) => {
+      const form = await readMultipartForm(request, {
+        files: { audio: { maxCount: limits.enrollMaxFiles } },
+        fields: ['name', 'consent_id'],
+      });
+      return voices.enroll(principalOf(request), form);
+    },
+  });
+
+  addRoute(app, registry, listVoicesRoute, {
+    guards: [guards.bearer],
+    handler: ({ query }, request) => voices.list(principalOf(request), query),
+  });
+
+  addRoute(app, registry, deleteVoiceRoute, {
+    guards: [guards.bearer],
+    handler: ({ params }, request) => voices.delete(principalOf(request), params.voice_id),
+  });
+}

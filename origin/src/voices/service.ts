@@ -1,0 +1,225 @@
+import { type AuditRecord, enrollFieldsSchema, type listVoicesQuerySchema, ProblemError, validationProblem } from '@vip/shared-schema';
+import type { z } from 'zod';
+import { queueAuditRecords } from '../audit/queue.js';
+import type { Principal } from '../auth/guard.js';
+import { usableConsent } from '../consents/service.js';
+import * as consents from '../consents/store.js';
+import type { Database, Executor } from '../db/client.js';
+import type { OutboxSignal } from '../edge-sync/signal.js';
+import { recordEvent } from '../events/store.js';
+import type { MultipartForm } from '../http/multipart-form.js';
+import type { Runtime } from '../runtime.js';
+import { lockVoiceFor } from '../voice-index/access.js';
+import { publishVoiceIndex } from '../voice-index/publish.js';
+import type { EmbedFileResult, EnrollmentResult, VoiceprintEngine } from '../voiceprint/index.js';
+import * as store from './store.js';
+
+export interface VoiceServiceDeps {
+  db: Database;
+  runtime: Runtime;
+  outbox: OutboxSignal;
+  /** Absent in processes that serve no audio (tests of other domains): enroll and compare answer 503. */
+  engine?: VoiceprintEngine;
+}
+
+/** Above this share of full-scale samples a recording is audibly distorted. */
+const CLIPPING_WARNING_RATIO = 0.01;
+/** Below this speech-to-pause power ratio the background competes with the voice (a warning: the voiceprint is still made). */
+const NOISE_WARNING_SNR_DB = 10;
+
+/** Engine answers that mean "this audio cannot make a voiceprint": the attempt is reported as `enrollment.failed`. */
+const FAILED_ENROLLMENT_CODES = new Set([
+  'unsupported_format',
+  'corrupt_audio',
+  'empty_audio',
+  'too_long',
+  'too_short',
+  'no_speech',
+  'payload_too_large',
+]);
+
+type EnrollOutcome = { kind: 'enrolled'; voice: store.VoiceRow } | { kind: 'conflict' };
+
+export class VoiceService {
+  constructor(private readonly deps: VoiceServiceDeps) {}
+
+  async enroll(principal: Principal, form: MultipartForm) {
+    const { db, runtime } = this.deps;
+    const engine = this.deps.engine;
+    if (!engine) throw new ProblemError('unavailable', 'This process has no voiceprint engine.');
+    const parsed = enrollFieldsSchema.safeParse(Object.fromEntries(form.fields));
+    if (!parsed.success) throw validationProblem(parsed.error.issues, 'body');
+    const files = form.files.get('audio') ?? [];
+    if (files.length === 0) {
+      throw new ProblemError('validation_failed', 'The multipart form is invalid.', {
+        errors: [{ field: 'body.audio', message: 'at least one audio file is required' }],
+      });
+    }
+    const { name, consent_id: consentId } = parsed.data;
+    // Checked before the audio is processed, and again under lock when the voice is stored.
+    usableConsent(await consents.findConsent(db, consentId), principal.userId);
+
+    const enrollment = await this.embedForEnrollment(engine, principal.userId, name, files);
+    const threshold = engine.threshold(enrollment.model);
+    const quality = summarizeQuality(enrollment.files);
+    const now = runtime.clock.now();
+    const outcome = await db.transaction(async (tx): Promise<EnrollOutcome> => {
+      await store.serializeEnrollments(tx, enrollment.model);
+      usableConsent(await consents.lockConsent(tx, consentId), principal.userId);
+      const nearest = await store.nearestVoiceOfOtherOwners(tx, enrollment, principal.userId);
+      if (nearest && nearest.similarity >= threshold) {
+        await recordEnrollmentFailure(tx, principal.userId, name, 'identity_conflict', now);
+        // The protected owner finds the refused attempt in the audit log of their voice.
+        await queueAuditRecords(tx, [this.auditRecord('enrollment.refused', nearest.voiceId, principal, now)], now);
+        return { kind: 'conflict' };
+      }
+      const voice = await store.insertVoice(tx, {
+        id: runtime.newId(),
+        ownerId: principal.userId,
+        name,
+        status: 'ready',
+        model: enrollment.model,
+        speechSeconds: enrollment.speechSeconds,
+        quality,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await store.insertEmbedding(tx, {
+        voiceId: voice.id,
+        ownerId: principal.userId,
+        model: enrollment.model,
+        embedding: enrollment.embedding,
+      });
+      await consents.attachConsentToVoice(tx, consentId, voice.id);
+      await recordEvent(
+        tx,
+        { type: 'enrollment.complete', voiceId: voice.id, ownerId: principal.userId, fields: { name, model: enrollment.model } },
+        now,
+      );
+      // The gate now answers blocked/no_consent for this voice instead of no_registry_record.
+      await publishVoiceIndex(tx, voice.id, now);
+      return { kind: 'enrolled', voice };
+    });
+    if (outcome.kind === 'conflict') {
+      throw new ProblemError('identity_conflict', 'This voice is already enrolled by another owner.');
+    }
+    this.deps.outbox.nudge();
+    const { voice } = outcome;
+    return {
+      voice_id: voice.id,
+      name: voice.name,
+      status: voice.status,
+      speech_seconds: voice.speechSeconds,
+      quality,
+      model: voice.model,
+    };
+  }
+
+  async list(principal: Principal, query: z.output<typeof listVoicesQuerySchema>) {
+    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+    // One row more than asked tells whether another page exists.
+    const rows = await store.listVoicesOfOwner(this.deps.db, principal.userId, query.limit + 1, after);
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    return {
+      voices: page.map((voice) => ({
+        voice_id: voice.id,
+        name: voice.name,
+        status: voice.status,
+        consent_status: voice.consentStatus,
+        created_at: voice.createdAt.toISOString(),
+        model: voice.model,
+        speech_seconds: voice.speechSeconds,
+      })),
+      next_cursor: rows.length > query.limit && last ? encodeCursor(last) : null,
+    };
+  }
+
+  /** Erases every row of the voice in one commit, the edge index record included; the audit chain keeps its entries. */
+  async delete(principal: Principal, voiceId: string) {
+    const { db, runtime } = this.deps;
+    const now = runtime.clock.now();
+    const erased = await db.transaction(async (tx) => {
+      const voice = await lockVoiceFor(tx, principal, voiceId);
+      const receipt = {
+        licenses: await store.countLicensesOfVoice(tx, voiceId),
+        consents: await consents.deleteConsentsOfVoice(tx, voiceId),
+        embeddings: await store.deleteEmbeddingsOfVoice(tx, voiceId),
+        edge_index: true,
+      };
+      await store.deleteVoice(tx, voiceId);
+      await publishVoiceIndex(tx, voiceId, now);
+      await recordEvent(tx, { type: 'voice.deleted', voiceId, ownerId: voice.ownerId, fields: { erased: receipt } }, now);
+      await queueAuditRecords(tx, [this.auditRecord('voice.deleted', voiceId, principal, now)], now);
+      return receipt;
+    });
+    this.deps.outbox.nudge();
+    return { voice_id: voiceId, deleted: true as const, erased };
+  }
+
+  /** Audio that cannot make a voiceprint is refused as the engine says, and the attempt is reported. */
+  private async embedForEnrollment(
+    engine: VoiceprintEngine,
+    ownerId: string,
+    name: string,
+    files: Uint8Array[],
+  ): Promise<EnrollmentResult> {
+    try {
+      return await engine.embedMany(files);
+    } catch (error) {
+      if (!(error instanceof ProblemError) || !FAILED_ENROLLMENT_CODES.has(error.code)) throw error;
+      const { db, runtime } = this.deps;
+      await recordEnrollmentFailure(db, ownerId, name, error.code, runtime.clock.now());
+      if (error.code === 'no_speech') throw new ProblemError('no_speech', `${error.message} Detected speech: 0.0 s.`);
+      throw error;
+    }
+  }
+
+  private auditRecord(kind: 'enrollment.refused' | 'voice.deleted', voiceId: string, principal: Principal, now: Date): AuditRecord {
+    const refused = kind === 'enrollment.refused';
+    return {
+      check_id: this.deps.runtime.newId(),
+      kind,
+      decided_at: now.toISOString(),
+      voice_id: voiceId,
+      platform_name: null,
+      intended_use: null,
+      decision: refused ? 'deny' : null,
+      action: refused ? 'refused' : 'deleted',
+      reason: refused ? 'identity_conflict' : null,
+      license_status: null,
+      consent_status: null,
+      caller_type: 'user',
+      caller_id: principal.userId,
+      token_jti: null,
+    };
+  }
+}
+
+/** No voice exists for a failed attempt: the event names only its owner, and never another owner's voice. */
+function recordEnrollmentFailure(db: Executor, ownerId: string, name: string, reason: string, now: Date) {
+  return recordEvent(db, { type: 'enrollment.failed', voiceId: null, ownerId, fields: { name, reason } }, now);
+}
+
+function summarizeQuality(files: readonly EmbedFileResult[]) {
+  const perFile = files.map((file) => file.quality);
+  const clippingRatio = Math.max(...perFile.map((quality) => quality.clipping_ratio));
+  const snrDb = Math.min(...perFile.map((quality) => quality.snr_db));
+  const warnings: Array<'clipping' | 'noisy'> = [];
+  if (clippingRatio > CLIPPING_WARNING_RATIO) warnings.push('clipping');
+  if (snrDb < NOISE_WARNING_SNR_DB) warnings.push('noisy');
+  return { files: perFile, clipping_ratio: clippingRatio, snr_db: snrDb, warnings };
+}
+
+const encodeCursor = (voice: store.VoiceRow): string => Buffer.from(`${voice.createdAt.toISOString()}|${voice.id}`).toString('base64url');
+
+function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  const [time, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const createdAt = new Date(time ?? '');
+  if (Number.isNaN(createdAt.getTime()) || !id || !/^[0-9a-f-]{36}$/.test(id)) {
+    throw new ProblemError('validation_failed', 'The request query is invalid.', {
+      errors: [{ field: 'query.cursor', message: 'not a cursor this API issued' }],
+    });
+  }
+  return { createdAt, id };
+}

@@ -1,0 +1,129 @@
+import { and, count, desc, eq, ne, sql } from 'drizzle-orm';
+import type { Executor } from '../db/client.js';
+import { licenses, voiceEmbeddings, voices } from '../db/schema.js';
+
+export type VoiceRow = typeof voices.$inferSelect;
+
+export interface StoredEmbedding {
+  embedding: Float32Array;
+  model: string;
+}
+
+export async function insertVoice(db: Executor, voice: typeof voices.$inferInsert): Promise<VoiceRow> {
+  const [row] = await db.insert(voices).values(voice).returning();
+  return row!;
+}
+
+/** Newest first; `after` is the last row of the previous page. */
+export function listVoicesOfOwner(db: Executor, ownerId: string, limit: number, after: { createdAt: Date; id: string } | null) {
+  return db
+    .select()
+    .from(voices)
+    .where(
+      and(
+        eq(voices.ownerId, ownerId),
+        after ? sql`(${voices.createdAt}, ${voices.id}) < (${after.createdAt.toISOString()}::timestamptz, ${after.id}::uuid)` : undefined,
+      ),
+    )
+    .orderBy(desc(voices.createdAt), desc(voices.id))
+    .limit(limit);
+}
+
+export async function findVoiceOfOwner(db: Executor, ownerId: string, voiceId: string): Promise<VoiceRow | null> {
+  const [row] = await db
+    .select()
+    .from(voices)
+    .where(and(eq(voices.id, voiceId), eq(voices.ownerId, ownerId)));
+  return row ?? null;
+}
+
+export async function countLicensesOfVoice(db: Executor, voiceId: string): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(licenses).where(eq(licenses.voiceId, voiceId));
+  return row?.n ?? 0;
+}
+
+/** Licences go with the voice row (ON DELETE CASCADE); count them first for the receipt. */
+export async function deleteVoice(db: Executor, voiceId: string): Promise<void> {
+  await db.delete(voices).where(eq(voices.id, voiceId));
+}
+
+/**
+ * Enrollments of one model take turns (transaction-scoped advisory lock), so two owners enrolling
+ * the same speaker at the same moment cannot both miss each other in the 1:N search.
+ */
+export async function serializeEnrollments(db: Executor, model: string): Promise<void> {
+  await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`voice-enrollment:${model}`}))`);
+}
+
+export async function insertEmbedding(db: Executor, row: { voiceId: string; ownerId: string; model: string; embedding: Float32Array }) {
+  await withoutVectorsInErrors(() =>
+    db
+      .insert(voiceEmbeddings)
+      .values({ voiceId: row.voiceId, ownerId: row.ownerId, model: row.model, embedding: toVectorLiteral(row.embedding) }),
+  );
+}
+
+/**
+ * The most similar voice of another owner under the same model: an HNSW scan of the model's partial
+ * index (migration 0005), which is used only when the query repeats its expression, `embedding::vector(dim)`,
+ * and names the model as a literal. Approximate, like every HNSW search: fine for "is this voice taken?".
+ */
+export async function nearestVoiceOfOtherOwners(
+  db: Executor,
+  probe: StoredEmbedding,
+  ownerId: string,
+): Promise<{ voiceId: string; similarity: number } | null> {
+  const [row] = await withoutVectorsInErrors(() => nearestVoiceQuery(db, probe, ownerId));
+  return row ? { voiceId: row.voiceId, similarity: Number(row.similarity) } : null;
+}
+
+/** The statement alone, so a test can EXPLAIN it. */
+export function nearestVoiceQuery(db: Executor, probe: StoredEmbedding, ownerId: string) {
+  const vectorType = sql.raw(`vector(${probe.embedding.length})`);
+  const distance = sql`(${voiceEmbeddings.embedding}::${vectorType}) <=> ${toVectorLiteral(probe.embedding)}::${vectorType}`;
+  return db
+    .select({ voiceId: voiceEmbeddings.voiceId, similarity: sql<number>`1 - (${distance})` })
+    .from(voiceEmbeddings)
+    .where(and(sql`${voiceEmbeddings.model} = ${sql.raw(modelLiteral(probe.model))}`, ne(voiceEmbeddings.ownerId, ownerId)))
+    .orderBy(distance)
+    .limit(1);
+}
+
+export async function findEmbeddingOfVoice(db: Executor, voiceId: string): Promise<StoredEmbedding | null> {
+  const [row] = await withoutVectorsInErrors(() =>
+    db
+      .select({ model: voiceEmbeddings.model, text: sql<string>`${voiceEmbeddings.embedding}::text` })
+      .from(voiceEmbeddings)
+      .where(eq(voiceEmbeddings.voiceId, voiceId)),
+  );
+  return row ? { model: row.model, embedding: parseVectorText(row.text) } : null;
+}
+
+export async function deleteEmbeddingsOfVoice(db: Executor, voiceId: string): Promise<number> {
+  const rows = await db.delete(voiceEmbeddings).where(eq(voiceEmbeddings.voiceId, voiceId)).returning({ id: voiceEmbeddings.voiceId });
+  return rows.length;
+}
+
+/** pgvector stores float4 and prints the shortest text that reads back to the same float4. */
+const toVectorLiteral = (embedding: Float32Array): string => `[${Array.from(embedding).join(',')}]`;
+const parseVectorText = (text: string): Float32Array => Float32Array.from(text.slice(1, -1).split(','), Number);
+
+/** Model names come from the manifest, but are quoted into SQL (for the partial index), so they are checked. */
+function modelLiteral(model: string): string {
+  if (!/^[A-Za-z0-9._-]+$/.test(model)) throw new Error(`unexpected model name ${JSON.stringify(model)}`);
+  return `'${model}'`;
+}
+
+/**
+ * Drizzle's query errors quote the statement's parameters, and an error that reaches the error
+ * handler is logged: a voiceprint must not end up in a log, so only the database's error code goes on.
+ */
+async function withoutVectorsInErrors<T>(query: () => PromiseLike<T>): Promise<T> {
+  try {
+    return await query();
+  } catch (error) {
+    const cause = (error as { cause?: { code?: unknown } }).cause ?? error;
+    const code = (cause as { code?: unknown }).code;
+    throw new Error(`A voice embedding query failed (database code ${typeof code === 'string' ? code : 'unknown'}).`);
+  }
+}

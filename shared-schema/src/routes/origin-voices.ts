@@ -1,0 +1,104 @@
+import { defineRoute } from '../contract.js';
+import { comparisonResultSchema } from '../detection.js';
+import { limits } from '../limits.js';
+import {
+  consentSchema,
+  deletedVoiceSchema,
+  enrolledVoiceSchema,
+  grantConsentRequestSchema,
+  listVoicesQuerySchema,
+  voiceListSchema,
+  voiceParamsSchema,
+} from '../voices.js';
+
+/** The origin's biometric routes (DESIGN sections 6 and 8): consent, enrollment, the voice list, erasure, comparison. */
+
+const bearerProblems = ['authentication_required', 'invalid_token'] as const;
+/** What the engine answers for a file it cannot use, and when its queue is full. */
+const audioProblems = [
+  'unsupported_format',
+  'corrupt_audio',
+  'empty_audio',
+  'too_long',
+  'too_short',
+  'no_speech',
+  'payload_too_large',
+  'unsupported_media_type',
+  'validation_failed',
+  'unavailable',
+] as const;
+
+const AUDIO_FORMATS = 'WAV, FLAC, MP3, Ogg Opus/Vorbis, WebM/Opus or MP4/M4A';
+
+export const grantConsentRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/consents',
+  operationId: 'grantConsent',
+  summary: "Record the caller's biometric consent; an enrollment needs one, and each consent serves one voice",
+  tag: 'voices',
+  auth: ['bearer'],
+  body: grantConsentRequestSchema,
+  success: { status: 201, description: 'Consent recorded', schema: consentSchema },
+  problems: [...bearerProblems, 'validation_failed', 'malformed_json'],
+});
+
+export const enrollVoiceRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/voices/enroll',
+  operationId: 'enrollVoice',
+  summary: `Enroll a voice from one or more recordings (${AUDIO_FORMATS}); needs ${limits.enrollMinSpeechSeconds} s of speech in total`,
+  tag: 'voices',
+  auth: ['bearer'],
+  multipart: {
+    audio: {
+      description: `one to ${limits.enrollMaxFiles} recordings of the same speaker, each at most ${limits.audioMaxBytes / 1024 / 1024} MB and ${limits.audioMaxSeconds / 60} min`,
+      file: true,
+      multiple: true,
+      required: true,
+    },
+    name: { description: 'display name, 1 to 100 characters', required: true },
+    consent_id: { description: 'an unused biometric consent of the caller (POST /api/v1/consents)', required: true },
+  },
+  success: { status: 201, description: 'Voice enrolled', schema: enrolledVoiceSchema },
+  problems: [...bearerProblems, ...audioProblems, 'consent_required', 'identity_conflict'],
+});
+
+export const listVoicesRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/voices',
+  operationId: 'listVoices',
+  summary: "List the caller's voices, newest first",
+  tag: 'voices',
+  auth: ['bearer'],
+  query: listVoicesQuerySchema,
+  success: { status: 200, description: 'One page of voices', schema: voiceListSchema },
+  problems: [...bearerProblems, 'validation_failed'],
+});
+
+export const deleteVoiceRoute = defineRoute({
+  method: 'delete',
+  path: '/api/v1/voices/{voice_id}',
+  operationId: 'deleteVoice',
+  summary: 'Erase a voice: its voiceprint, licences, biometric consent and edge index record; audit entries stay',
+  tag: 'voices',
+  auth: ['bearer'],
+  params: voiceParamsSchema,
+  success: { status: 200, description: 'Erasure receipt', schema: deletedVoiceSchema },
+  problems: [...bearerProblems, 'validation_failed', 'not_found'],
+});
+
+export const compareVoicesRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/detection/compare',
+  operationId: 'compareVoices',
+  summary: "Compare two recordings, or one recording with one of the caller's enrolled voices; only embedding hashes are returned",
+  tag: 'detection',
+  auth: ['bearer'],
+  multipart: {
+    audio1: { description: `the first recording (${AUDIO_FORMATS})`, file: true, required: true },
+    audio2: { description: 'the second recording; give this or voice_id', file: true },
+    voice_id: { description: "one of the caller's enrolled voices, in place of audio2" },
+  },
+  success: { status: 200, description: 'Comparison result', schema: comparisonResultSchema },
+  problems: [...bearerProblems, ...audioProblems, 'not_found', 'model_mismatch'],
+});

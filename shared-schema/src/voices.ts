@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { cursor, isoTimestamp, uuid } from './common.js';
+import { CONSENT_STATUSES, VOICE_STATUSES } from './enums.js';
+
+/** Biometric consent, enrollment, the voice list and erasure (DESIGN sections 6 and 8). */
+
+export const CONSENT_TYPES = ['biometric'] as const;
+
+export const grantConsentRequestSchema = z
+  .strictObject({
+    type: z.enum(CONSENT_TYPES),
+    statement_version: z.string().min(1).max(64).describe('version of the consent statement the owner was shown'),
+    accepted: z.literal(true).describe('must be literally true'),
+  })
+  .meta({ id: 'GrantConsentRequest' });
+
+export const consentSchema = z
+  .object({ consent_id: uuid, type: z.enum(CONSENT_TYPES), statement_version: z.string(), granted_at: isoTimestamp })
+  .meta({ id: 'Consent' });
+
+export const VOICE_NAME_MAX_LENGTH = 100;
+
+/** The text fields of the multipart enrollment form, after the files have been taken out. */
+export const enrollFieldsSchema = z.strictObject({
+  name: z.string().trim().min(1).max(VOICE_NAME_MAX_LENGTH),
+  consent_id: uuid,
+});
+
+/** Per-file recording quality as the engine measures it. */
+export const audioQualitySchema = z
+  .object({
+    duration_seconds: z.number(),
+    speech_seconds: z.number(),
+    clipping_ratio: z.number().describe('share of samples at full scale; above ~0.01 is audibly distorted'),
+    snr_db: z.number().describe('speech power over the power of the pauses, in dB'),
+  })
+  .meta({ id: 'AudioQuality' });
+
+export const enrollmentQualitySchema = z
+  .object({
+    files: z.array(audioQualitySchema),
+    clipping_ratio: z.number().describe('worst file'),
+    snr_db: z.number().describe('worst file'),
+    warnings: z.array(z.enum(['clipping', 'noisy'])),
+  })
+  .meta({ id: 'EnrollmentQuality' });
+
+export const enrolledVoiceSchema = z
+  .object({
+    voice_id: uuid,
+    name: z.string(),
+    status: z.enum(VOICE_STATUSES),
+    speech_seconds: z.number(),
+    quality: enrollmentQualitySchema,
+    model: z.string(),
+  })
+  .meta({ id: 'EnrolledVoice' });
+
+export const voiceSummarySchema = z
+  .object({
+    voice_id: uuid,
+    name: z.string(),
+    status: z.enum(VOICE_STATUSES),
+    consent_status: z.enum(CONSENT_STATUSES),
+    created_at: isoTimestamp,
+    model: z.string(),
+    speech_seconds: z.number(),
+  })
+  .meta({ id: 'VoiceSummary' });
+
+export const VOICE_LIST_MAX_LIMIT = 100;
+
+export const listVoicesQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(VOICE_LIST_MAX_LIMIT).default(50),
+  cursor: cursor.optional(),
+});
+
+export const voiceListSchema = z
+  .object({ voices: z.array(voiceSummarySchema), next_cursor: z.string().nullable() })
+  .meta({ id: 'VoiceList' });
+
+export const voiceParamsSchema = z.strictObject({ voice_id: uuid });
+
+export const deletedVoiceSchema = z
+  .object({
+    voice_id: uuid,
+    deleted: z.literal(true),
+    erased: z.object({
+      embeddings: z.number().int().describe('voiceprint rows removed'),
+      licenses: z.number().int().describe('licences removed, whatever their state'),
+      consents: z.number().int().describe('biometric consent records removed'),
+      edge_index: z.boolean().describe('a deletion of the edge index record was queued in the same commit'),
+    }),
+  })
+  .meta({ id: 'DeletedVoice' });
