@@ -24,8 +24,12 @@ const edgeUrl = `http://127.0.0.1:${settings.edgePort}`;
 
 interface Secrets {
   internal_secret: string;
+  /** Signs the origin's access tokens. */
   jwt_private_jwk: Record<string, unknown>;
+  /** Signs the edge's single-use authorization tokens. */
   auth_token_private_jwk: Record<string, unknown>;
+  /** Signs the audit chain's checkpoints. */
+  checkpoint_private_jwk: Record<string, unknown>;
 }
 
 /** An Ed25519 private JWK whose kid is its RFC 7638 thumbprint. */
@@ -42,16 +46,21 @@ function writePrivate(path: string, contents: string) {
   chmodSync(path, 0o600);
 }
 
+/** Creates what is missing (a data folder from an older version gains its new keys) and keeps the rest. */
 function loadOrCreateSecrets(): Secrets {
   const path = join(settings.dataDir, 'secrets.json');
-  if (existsSync(path)) return JSON.parse(readFileSync(path, 'utf8')) as Secrets;
+  const existing: Partial<Secrets> = existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : {};
   const secrets: Secrets = {
-    internal_secret: randomBytes(32).toString('base64url'),
-    jwt_private_jwk: newSigningJwk(),
-    auth_token_private_jwk: newSigningJwk(),
+    internal_secret: existing.internal_secret ?? randomBytes(32).toString('base64url'),
+    jwt_private_jwk: existing.jwt_private_jwk ?? newSigningJwk(),
+    auth_token_private_jwk: existing.auth_token_private_jwk ?? newSigningJwk(),
+    checkpoint_private_jwk: existing.checkpoint_private_jwk ?? newSigningJwk(),
   };
-  writePrivate(path, JSON.stringify(secrets, null, 2));
-  console.log(`[start] generated signing keys and the internal secret in ${path}`);
+  const generated = (Object.keys(secrets) as (keyof Secrets)[]).filter((name) => existing[name] === undefined);
+  if (generated.length > 0) {
+    writePrivate(path, JSON.stringify(secrets, null, 2));
+    console.log(`[start] generated ${generated.join(', ')} in ${path}`);
+  }
   return secrets;
 }
 
@@ -128,6 +137,7 @@ async function main() {
       EDGE_URL: edgeUrl,
       INTERNAL_SECRET: secrets.internal_secret,
       JWT_PRIVATE_JWK: JSON.stringify(secrets.jwt_private_jwk),
+      CHECKPOINT_PRIVATE_JWK: JSON.stringify(secrets.checkpoint_private_jwk),
       LICENSING_URL: edgeVars.LICENSING_URL,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -112,7 +112,7 @@ describe('a second start', () => {
 
     const second = await startService({ dataDir: first.dataDir });
     try {
-      expect(second.output()).not.toContain('generated signing keys');
+      expect(second.output()).not.toContain('[start] generated');
       const login = await post(`${second.originUrl}/api/v1/auth/login`, {
         email: 'owner@e2e.example',
         password: 'owner-password-long-enough',
