@@ -3,6 +3,8 @@
 work/{train,dev}_wave.npz  flat int16 audio + offsets (row i = manifest row i)
 work/dev_feats.f32         CMN fbank of every dev utterance, float32 [sum(frames), 80]
 work/dev_feats.json        per utterance: path, set, speaker, offset (rows), frames
+work/dev_means.f32         per-utterance mean of the raw fbank, float32 [utterances, 80] (for the
+                           non-neural baseline, whose statistics the CMN features no longer hold)
 """
 import json
 import os
@@ -35,21 +37,25 @@ def cache_waves(split):
 
 
 def dev_features():
-    if os.path.exists(os.path.join(WORK, 'dev_feats.json')):
+    if os.path.exists(os.path.join(WORK, 'dev_means.f32')):
         return
     d = np.load(os.path.join(WORK, 'dev_wave.npz'))
     audio, offsets = d['audio'], d['offsets']
-    index, row = [], 0
-    with open(os.path.join(WORK, 'dev_feats.f32'), 'wb') as f:
+    index, row, means = [], 0, []
+    with open(os.path.join(WORK, 'dev_feats.f32.tmp'), 'wb') as f:
         for i, r in enumerate(read_manifest('dev')):
             wave = torch.from_numpy(audio[offsets[i]:offsets[i + 1]].astype(np.float32) / 32768)
-            feats = cmn(fbank(wave)).numpy().astype('<f4')
+            raw = fbank(wave)
+            means.append(raw.mean(0).numpy())
+            feats = cmn(raw).numpy().astype('<f4')
             f.write(feats.tobytes())
             index.append({'path': r['path'], 'set': r['set'], 'speaker': r['speaker'],
                           'offset': row, 'frames': feats.shape[0]})
             row += feats.shape[0]
+    os.replace(os.path.join(WORK, 'dev_feats.f32.tmp'), os.path.join(WORK, 'dev_feats.f32'))
     with open(os.path.join(WORK, 'dev_feats.json'), 'w') as f:
         json.dump({'dim': 80, 'utterances': index}, f)
+    np.stack(means).astype('<f4').tofile(os.path.join(WORK, 'dev_means.f32'))
 
 
 if __name__ == '__main__':

@@ -1,0 +1,90 @@
+"""Export a checkpoint to the shipped ONNX model and refresh its manifest entry.
+
+    /usr/bin/python3 origin/src/voiceprint/training/export.py [--ckpt work/last.pt]
+
+The graph maps CMN fbank [batch, frames, 80] to an L2-normalised embedding [batch, 192]. The
+script also writes work/onnx_check.json (an input and torch's output) for eval.ts to compare
+against.
+"""
+import argparse
+import hashlib
+import json
+import os
+
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from common import MODELS, WORK
+from model import build, param_count
+
+FRONTEND = {'sample_rate': 16000, 'num_mel_bins': 80, 'frame_length_ms': 25, 'frame_shift_ms': 10,
+            'dither': 0, 'preemphasis': 0.97, 'remove_dc_offset': True, 'snip_edges': True,
+            'window_type': 'povey', 'waveform_scale': 1, 'cmn': True}
+
+
+class Exported(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, feats):
+        return F.normalize(self.net(feats), dim=1)
+
+
+def write_manifest(onnx_path, dim):
+    """Create or refresh this model's manifest entry; other entries and a calibrated threshold stay."""
+    path = os.path.join(MODELS, 'manifest.json')
+    manifest = json.load(open(path)) if os.path.exists(path) else {'models': []}
+    name = os.path.splitext(os.path.basename(onnx_path))[0]
+    old = next((m for m in manifest['models'] if m['name'] == name), {})
+    data = open(onnx_path, 'rb').read()
+    entry = {
+        'name': name, 'file': os.path.basename(onnx_path), 'sha256': hashlib.sha256(data).hexdigest(),
+        'bytes': len(data), 'dim': dim,
+        'input': {'name': 'feats', 'shape': ['batch', 'frames', 80]},
+        'output': {'name': 'embedding', 'shape': ['batch', dim]},
+        'frontend': FRONTEND, 'threshold': old.get('threshold', 0.0), 'normalized_output': True,
+        'source': 'bundled', 'card': name + '.md',
+    }
+    if old:
+        manifest['models'][manifest['models'].index(old)] = entry
+    else:
+        manifest['models'].append(entry)
+    with open(path, 'w') as f:
+        f.write(json.dumps(manifest, indent=2) + '\n')
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--ckpt', default=os.path.join(WORK, 'last.pt'))
+    ap.add_argument('--out', default=os.path.join(MODELS, 'vip-speaker-v1.onnx'))
+    args = ap.parse_args()
+    torch.set_num_threads(2)
+
+    ck = torch.load(args.ckpt)
+    net = build(ck['args']['arch'])
+    net.load_state_dict(ck['model'])
+    net.eval()
+    print(f"{args.ckpt}: step {ck['state']['step']}, {ck['state']['train_s'] / 60:.1f} min trained, "
+          f"{param_count(net)} parameters", flush=True)
+    model = Exported(net).eval()
+
+    torch.onnx.export(model, torch.randn(1, 300, 80), args.out, opset_version=17, input_names=['feats'],
+                      output_names=['embedding'],
+                      dynamic_axes={'feats': {0: 'batch', 1: 'frames'}, 'embedding': {0: 'batch'}})
+    onnx.checker.check_model(onnx.load(args.out))
+    print(f'wrote {args.out} ({os.path.getsize(args.out)} bytes)')
+    write_manifest(args.out, 192)
+
+    check = torch.randn(2, 157, 80, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        expected = model(check)
+    with open(os.path.join(WORK, 'onnx_check.json'), 'w') as f:
+        json.dump({'shape': list(check.shape), 'input': check.flatten().tolist(),
+                   'embedding': expected.flatten().tolist()}, f)
+
+
+if __name__ == '__main__':
+    main()
