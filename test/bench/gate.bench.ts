@@ -10,7 +10,7 @@ import { type ServedWorker, serveWorker } from './support/workers.js';
 const GATE_PATH = '/api/v1/protect/pre-synthesis-check';
 /**
  * Traffic from many platforms over many voices, as an edge sees it: each platform's key has its own
- * RateLimiter object and each voice its own VoiceGate, so the run measures the gate, not one
+ * home audit shard (which counts its limit) and each voice its own VoiceGate, so the run measures the gate, not one
  * object's queue (a single key cannot send more than 1,000 a minute anyway).
  */
 const CALLERS = 64;
@@ -141,7 +141,7 @@ const bench: Bench = {
     '(from /proc), hello-world over gate. The second does not depend on how much of the two shared cores other jobs leave to the',
     'run, so it is the one `--quick` guards: back-to-back runs here moved the throughput ratios by up to 45% and the CPU ratios',
     'by under 20%.',
-    `Requests rotate over ${CALLERS} platforms (one API key, so one RateLimiter object, each) and ${CALLERS} voices per path (one`,
+    `Requests rotate over ${CALLERS} platforms (one API key, so one limit counter in its home audit shard, each) and ${CALLERS} voices per path (one`,
     'VoiceGate each); the index (keys, unlicensed voices, voices with active consent and a licence for their platform) is pushed',
     'through the signed internal sync route.',
     `The gate runs with \`GATE_LIMIT_PER_MINUTE=${UNTHROTTLED_PER_MINUTE}\` (default 1,000): the limiter is still consulted on every`,
@@ -235,10 +235,10 @@ const bench: Bench = {
           `${rounds} round(s) of ${loadSeconds} s per run, ${CONNECTIONS} connections; latency over ${latencySeconds} s per path.`,
           'Request rates and latencies are absolute and move with the load of the machine; only the CPU ratios are compared by --quick.',
           [
-            'Where the time goes: hello-world touches no storage; every gate request makes four storage round trips before it answers',
-            '(KV read of the API key, the RateLimiter object counting the request, KV read of the voice, the audit record written to its',
-            'AuditOutbox shard) and an approval adds the VoiceGate call that re-judges and signs the token. Locally each is a call into',
-            'workerd-hosted SQLite that commits before the answer (the output gate), which is what keeps the ratios far below 1.',
+            'Where the time goes: hello-world touches no storage; a gate request reads its API key and its voice from KV (each read reused',
+            'for at most 250 ms / 1 s within an isolate) and makes one call to its home AuditOutbox shard, which counts the limit and',
+            'stores the decision record in one commit; an approval adds the VoiceGate call that re-judges and signs the token. Locally',
+            "Miniflare's KV simulator costs more CPU per read than a whole hello-world request, and every commit waits for the output gate.",
           ].join(' '),
         ],
       };

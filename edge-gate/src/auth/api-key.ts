@@ -6,10 +6,11 @@ const MAX_KEY_LENGTH = 256;
 
 /** `X-API-Key`: hashed, looked up in the edge index; unknown, revoked or deleted keys are all 401. */
 export async function platformFromApiKey(kv: KVNamespace, apiKey: string): Promise<Extract<Caller, { kind: 'platform' }>> {
-  const invalid = new ProblemError('invalid_credentials', 'The API key is not valid.');
-  if (!apiKey.startsWith(API_KEY_PREFIX) || apiKey.length > MAX_KEY_LENGTH) throw invalid;
+  // Built only when refusing: an Error captures a stack trace, too dear for every request.
+  const invalid = () => new ProblemError('invalid_credentials', 'The API key is not valid.');
+  if (!apiKey.startsWith(API_KEY_PREFIX) || apiKey.length > MAX_KEY_LENGTH) throw invalid();
   const stored = await readApiKey(kv, await sha256Hex(apiKey));
-  if (!stored?.record || stored.record.revoked) throw invalid;
+  if (!stored?.record || stored.record.revoked) throw invalid();
   const { platform_name, platform_id, key_id } = stored.record;
   return { kind: 'platform', platform_name, platform_id, key_id };
 }

@@ -1,5 +1,7 @@
 import type { AuditRecord } from '@vip/shared-schema';
 import type { Env } from '../env.js';
+import type { RateDecision } from '../objects/RateLimiter.js';
+import type { Limit } from './rate-limit.js';
 
 /** Audit records are spread over a fixed set of outbox objects; a check_id always maps to one. */
 export const AUDIT_SHARDS = 8;
@@ -11,7 +13,32 @@ export function outboxShard(env: Env, index: number) {
 /** check_ids are random UUIDs, so their first hex digits spread records evenly. */
 export const shardOf = (checkId: string) => Number.parseInt(checkId.slice(0, 4), 16) % AUDIT_SHARDS;
 
+/** The shard that counts a rate-limit key (FNV-1a of the key): always the same one for a key. */
+export function shardOfKey(key: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % AUDIT_SHARDS;
+}
+
+/**
+ * A random UUID moved onto `shard`: only the low bits of its first 16 are replaced (the version and
+ * variant digits are untouched), so `shardOf` of the result is `shard` and it stays a v4 UUID.
+ */
+export function checkIdInShard(uuid: string, shard: number): string {
+  const head = (Number.parseInt(uuid.slice(0, 4), 16) & ~(AUDIT_SHARDS - 1)) | shard;
+  return head.toString(16).padStart(4, '0') + uuid.slice(4);
+}
+
 /** Resolves once the record is durable at the edge; only then may the caller get its answer. */
 export async function recordDecision(env: Env, record: AuditRecord): Promise<void> {
   await outboxShard(env, shardOf(record.check_id)).append(record);
+}
+
+/**
+ * Counts a request against `limit` in the key's shard and, when admitted, stores `record` (whose
+ * check_id must belong to that shard, see `checkIdInShard`) in the same call and commit.
+ */
+export async function admitAndRecord(env: Env, limit: Limit, nowMs: number, record: AuditRecord | null): Promise<RateDecision> {
+  if (record && shardOf(record.check_id) !== shardOfKey(limit.key)) throw new Error('check_id is not in the limit key’s shard');
+  return outboxShard(env, shardOfKey(limit.key)).admit(limit.key, limit.quota, limit.windowSeconds, nowMs, record);
 }

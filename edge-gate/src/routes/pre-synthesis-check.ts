@@ -1,11 +1,11 @@
-import { ProblemError, routerPath, sha256Hex } from '@vip/shared-schema';
+import { type AuditRecord, ProblemError, routerPath, sha256Hex } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import type { Hono } from 'hono';
 import { gateAuthentication } from '../auth/authenticate.js';
 import { readVoiceFromKv } from '../edge-index/voices.js';
-import { recordDecision } from '../gate/audit-outbox.js';
+import { admitAndRecord, checkIdInShard, recordDecision, shardOfKey } from '../gate/audit-outbox.js';
 import { auditedCaller, gateLimit, holderOf } from '../gate/callers.js';
-import { enforceLimit } from '../gate/rate-limit.js';
+import { applyRateDecision } from '../gate/rate-limit.js';
 import { auditFields, shapeResult } from '../gate/results.js';
 import { evaluate, type GateQuery } from '../gate/rules.js';
 import type { AppEnv } from '../http/context.js';
@@ -18,41 +18,41 @@ const contract = edgeRoutes.preSynthesisCheck;
  * The consent gate (spec 2.4, 2.5, 3). KV answers unknown and blocked voices; an approval is only
  * ever given by the voice's VoiceGate object, which issues the token in the same step. The
  * decision is durable in the audit outbox before the answer leaves.
+ *
+ * Every request is counted against the caller's limit before anything it asks for happens, and a
+ * refused one gets its 429 whatever its body. The limit is counted by the AuditOutbox shard that
+ * holds the caller's key, so a KV-answered decision is admitted and recorded in one object call:
+ * reading the body and the voice first changes nothing, they have no side effects.
  */
 export function mountPreSynthesisCheck(app: Hono<AppEnv>) {
   app.post(routerPath(contract), gateAuthentication, jsonBodyLimit, async (c) => {
     const config = c.get('config');
     const caller = c.get('caller');
     const runtime = c.get('runtime');
-    await enforceLimit(c, gateLimit(config, caller, 'gate'));
-    const request = await jsonBody(c, contract.body);
-    if (caller.kind === 'platform' && caller.platform_name !== request.platform_name) {
-      throw new ProblemError('platform_mismatch', 'This API key belongs to another platform.');
+    const limit = gateLimit(config, caller, 'gate');
+
+    let request: Awaited<ReturnType<typeof jsonBody<typeof contract.body>>>;
+    try {
+      request = await jsonBody(c, contract.body);
+      if (caller.kind === 'platform' && caller.platform_name !== request.platform_name) {
+        throw new ProblemError('platform_mismatch', 'This API key belongs to another platform.');
+      }
+    } catch (error) {
+      // Counted all the same; the limit's answer comes first.
+      applyRateDecision(c, limit, await admitAndRecord(c.env, limit, runtime.now(), null));
+      throw error;
     }
 
-    const checkId = runtime.newId();
+    const checkId = checkIdInShard(runtime.newId(), shardOfKey(limit.key));
     const nowMs = runtime.now();
     const query: GateQuery = {
       platform_name: request.platform_name,
       intended_use: request.intended_use,
       license_token_hash: request.license_token === undefined ? null : await sha256Hex(request.license_token),
     };
-    const indexed = await readVoiceFromKv(c.env.EDGE_INDEX, request.voice_id);
+    const [indexed, audited] = await Promise.all([readVoiceFromKv(c.env.EDGE_INDEX, request.voice_id), auditedCaller(config, caller)]);
     const fastPath = evaluate(indexed?.record ?? null, query, nowMs);
-    const gate = c.env.VOICE_GATE.get(c.env.VOICE_GATE.idFromName(request.voice_id));
-    const decision: Decision =
-      fastPath.outcome === 'approved'
-        ? await gate.decide({
-            ...query,
-            voice_id: request.voice_id,
-            check_id: checkId,
-            jti: runtime.newId(),
-            holder: holderOf(caller),
-            now_ms: nowMs,
-          })
-        : fastPath;
-
-    await recordDecision(c.env, {
+    const auditRecord = (decision: Decision): AuditRecord => ({
       check_id: checkId,
       kind: 'gate.decision',
       decided_at: new Date(nowMs).toISOString(),
@@ -60,9 +60,29 @@ export function mountPreSynthesisCheck(app: Hono<AppEnv>) {
       platform_name: request.platform_name,
       intended_use: request.intended_use,
       ...auditFields(decision),
-      ...(await auditedCaller(config, caller)),
+      ...audited,
       token_jti: decision.outcome === 'approved' ? decision.jti : null,
     });
+
+    let decision: Decision;
+    if (fastPath.outcome !== 'approved') {
+      // Unknown or refused on the KV copy: admission and the durable record in one call.
+      decision = fastPath;
+      applyRateDecision(c, limit, await admitAndRecord(c.env, limit, nowMs, auditRecord(decision)));
+    } else {
+      // A possible approval: admitted first, then confirmed (and its token issued) by VoiceGate only.
+      applyRateDecision(c, limit, await admitAndRecord(c.env, limit, nowMs, null));
+      const gate = c.env.VOICE_GATE.get(c.env.VOICE_GATE.idFromName(request.voice_id));
+      decision = await gate.decide({
+        ...query,
+        voice_id: request.voice_id,
+        check_id: checkId,
+        jti: runtime.newId(),
+        holder: holderOf(caller),
+        now_ms: nowMs,
+      });
+      await recordDecision(c.env, auditRecord(decision));
+    }
     const { body, headers } = shapeResult(config, config.variant, decision, request.voice_id, checkId, nowMs);
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
     return c.json(body);
