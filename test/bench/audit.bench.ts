@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import type { AuditRecord } from '@vip/shared-schema';
 import { sql } from 'drizzle-orm';
 import { createCheckpointSigner } from '../../origin/src/audit/checkpoints.js';
 import { queueAuditRecords } from '../../origin/src/audit/queue.js';
 import { AuditService } from '../../origin/src/audit/service.js';
+import { gateRecord } from '../../origin/src/audit/test-records.js';
 import { generateSigningJwk } from '../../origin/src/auth/access-tokens.js';
 import { type DatabaseHandle, pgliteHandle } from '../../origin/src/db/client.js';
 import { users, webhookEndpoints } from '../../origin/src/db/schema.js';
@@ -20,23 +20,7 @@ import { WebhookWorker } from '../../origin/src/webhooks/worker.js';
 import type { Bench, Figure } from './bench.js';
 import { round } from './support/stats.js';
 
-/** A decision as the edge records it. */
-const record = (): AuditRecord => ({
-  check_id: randomUUID(),
-  kind: 'gate.decision',
-  decided_at: new Date().toISOString(),
-  voice_id: randomUUID(),
-  platform_name: 'Bench Platform',
-  intended_use: 'audiobook',
-  decision: 'deny',
-  action: 'authorization_denied',
-  reason: 'no_license',
-  license_status: 'unlicensed',
-  consent_status: 'active',
-  caller_type: 'api_key',
-  caller_id: randomUUID(),
-  token_jti: null,
-});
+const record = () => gateRecord({ platform_name: 'Bench Platform' });
 
 async function openPglite(): Promise<DatabaseHandle> {
   const handle = pgliteHandle(new PGlite({ extensions: { vector } }));
