@@ -1,21 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { edgeFetch, expectProblem, GATE_PATH, jsonPost, newPlatformKey, uniqueIp } from './support.js';
+import { burst, edgeFetch, expectProblem, GATE_PATH, jsonPost, newPlatformKey, uniqueIp } from './support.js';
 
 /** Pinned inside one window, so a minute or hour boundary cannot split a run. */
 const PINNED = Date.parse('2026-11-22T10:20:15Z');
-
-async function burst(count: number, send: () => Promise<Response>) {
-  const statuses: number[] = [];
-  // Batches keep the test quick while the limiter still sees every request.
-  for (let sent = 0; sent < count; sent += 50) {
-    const batch = await Promise.all(Array.from({ length: Math.min(50, count - sent) }, send));
-    for (const response of batch) {
-      statuses.push(response.status);
-      await response.body?.cancel();
-    }
-  }
-  return statuses;
-}
 
 describe('limits (spec 8)', () => {
   it('allows exactly 1,000 gate requests per minute per API key, then 429', async () => {

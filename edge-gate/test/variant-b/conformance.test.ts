@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, type MockInstance } from '
 import { findAuditRecord } from '../audit-support.js';
 import {
   accessTokenFor,
+  burst,
   decodeJwtPart,
   EDGE,
   expectProblem,
@@ -40,18 +41,6 @@ const redeem = (token: string, headers: Record<string, string>) => SELF.fetch(`$
 async function startWithinOneWindow(windowSeconds: number, neededSeconds: number) {
   const secondsLeft = windowSeconds - (Math.floor(Date.now() / 1000) % windowSeconds);
   if (secondsLeft < neededSeconds) await new Promise((resolve) => setTimeout(resolve, (secondsLeft + 1) * 1000));
-}
-
-async function burst(count: number, send: () => Promise<Response>): Promise<number[]> {
-  const statuses: number[] = [];
-  for (let sent = 0; sent < count; sent += 50) {
-    const batch = await Promise.all(Array.from({ length: Math.min(50, count - sent) }, send));
-    for (const response of batch) {
-      statuses.push(response.status);
-      await response.body?.cancel();
-    }
-  }
-  return statuses;
 }
 
 const tally = (statuses: number[]) => ({
