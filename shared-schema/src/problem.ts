@@ -40,6 +40,17 @@ export const PROBLEM_CODES = {
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;
 
+/** What the voiceprint engine answers for an upload it cannot turn into a voiceprint. */
+export const AUDIO_PROBLEM_CODES = [
+  'unsupported_format',
+  'corrupt_audio',
+  'empty_audio',
+  'too_long',
+  'too_short',
+  'no_speech',
+  'payload_too_large',
+] as const satisfies readonly ProblemCode[];
+
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
 /** `type` URIs are stable URNs; the docs page of each plane lists them. */

@@ -1,4 +1,11 @@
-import { type AuditRecord, enrollFieldsSchema, type listVoicesQuerySchema, ProblemError, validationProblem } from '@vip/shared-schema';
+import {
+  AUDIO_PROBLEM_CODES,
+  type AuditRecord,
+  enrollFieldsSchema,
+  type listVoicesQuerySchema,
+  ProblemError,
+  validationProblem,
+} from '@vip/shared-schema';
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
@@ -28,15 +35,7 @@ const CLIPPING_WARNING_RATIO = 0.01;
 const NOISE_WARNING_SNR_DB = 10;
 
 /** Engine answers that mean "this audio cannot make a voiceprint": the attempt is reported as `enrollment.failed`. */
-const FAILED_ENROLLMENT_CODES = new Set([
-  'unsupported_format',
-  'corrupt_audio',
-  'empty_audio',
-  'too_long',
-  'too_short',
-  'no_speech',
-  'payload_too_large',
-]);
+const FAILED_ENROLLMENT_CODES = new Set<string>(AUDIO_PROBLEM_CODES);
 
 type EnrollOutcome = { kind: 'enrolled'; voice: store.VoiceRow } | { kind: 'conflict' };
 

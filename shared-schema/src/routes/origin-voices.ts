@@ -1,6 +1,7 @@
 import { defineRoute } from '../contract.js';
 import { comparisonResultSchema } from '../detection.js';
 import { limits } from '../limits.js';
+import { AUDIO_PROBLEM_CODES } from '../problem.js';
 import {
   consentSchema,
   deletedVoiceSchema,
@@ -15,18 +16,7 @@ import {
 
 const bearerProblems = ['authentication_required', 'invalid_token'] as const;
 /** What the engine answers for a file it cannot use, and when its queue is full. */
-const audioProblems = [
-  'unsupported_format',
-  'corrupt_audio',
-  'empty_audio',
-  'too_long',
-  'too_short',
-  'no_speech',
-  'payload_too_large',
-  'unsupported_media_type',
-  'validation_failed',
-  'unavailable',
-] as const;
+const audioProblems = [...AUDIO_PROBLEM_CODES, 'unsupported_media_type', 'validation_failed', 'unavailable'] as const;
 
 const AUDIO_FORMATS = 'WAV, FLAC, MP3, Ogg Opus/Vorbis, WebM/Opus or MP4/M4A';
 
