@@ -1,7 +1,7 @@
 import { ProblemError } from '@vip/shared-schema/problem';
 import decode from 'audio-decode';
 import { type Container, sniffContainer } from './container.js';
-import { StreamingResampler } from './resample.js';
+import { createResampler, type Resampler, type ResamplerEngine } from './resample.js';
 
 export const TARGET_SAMPLE_RATE = 16000;
 
@@ -56,10 +56,13 @@ class MonoAccumulator {
   channels = 0;
   sourceFrames = 0;
   clippedFrames = 0;
-  private resampler: StreamingResampler | undefined;
+  private resampler: Resampler | undefined;
   private readonly pieces: Float32Array[] = [];
 
-  constructor(private readonly maxSeconds: number) {}
+  constructor(
+    private readonly maxSeconds: number,
+    private readonly resamplerEngine: ResamplerEngine,
+  ) {}
 
   async add(channelData: Float32Array[], sampleRate: number): Promise<void> {
     const frames = channelData[0]?.length ?? 0;
@@ -71,7 +74,10 @@ class MonoAccumulator {
       if (channelData.length > MAX_CHANNELS) throw new ProblemError('corrupt_audio', `The audio declares ${channelData.length} channels.`);
       this.sourceSampleRate = sampleRate;
       this.channels = channelData.length;
-      this.resampler = sampleRate === TARGET_SAMPLE_RATE ? undefined : await StreamingResampler.create(sampleRate, TARGET_SAMPLE_RATE);
+      this.resampler =
+        sampleRate === TARGET_SAMPLE_RATE
+          ? undefined
+          : await createResampler(sampleRate, TARGET_SAMPLE_RATE, { engine: this.resamplerEngine });
     } else if (sampleRate !== this.sourceSampleRate) {
       throw new ProblemError('corrupt_audio', 'The sample rate changes inside the file.');
     }
@@ -161,7 +167,11 @@ function checkWavFormat(bytes: Uint8Array): void {
  * Bytes of an uploaded file to mono 16 kHz audio. Every failure is a ProblemError whose code says
  * what is wrong with the file; nothing else escapes.
  */
-export async function decodeAudio(bytes: Uint8Array, limits: DecodeLimits): Promise<DecodedAudio> {
+export async function decodeAudio(
+  bytes: Uint8Array,
+  limits: DecodeLimits,
+  options: { resampler?: ResamplerEngine } = {},
+): Promise<DecodedAudio> {
   if (bytes.length === 0) throw new ProblemError('empty_audio', 'The audio file is empty.');
   if (bytes.length > limits.maxBytes)
     throw new ProblemError('payload_too_large', `The audio file is larger than ${limits.maxBytes} bytes.`);
@@ -170,7 +180,7 @@ export async function decodeAudio(bytes: Uint8Array, limits: DecodeLimits): Prom
     throw new ProblemError('unsupported_format', 'The file is not WAV, FLAC, MP3, Ogg Opus/Vorbis, WebM or M4A audio.');
   }
   if (container === 'wav') checkWavFormat(bytes);
-  const accumulator = new MonoAccumulator(limits.maxSeconds);
+  const accumulator = new MonoAccumulator(limits.maxSeconds, options.resampler ?? 'auto');
   let decoder: StreamDecoder | undefined;
   try {
     const createDecoder = decode[DECODER_NAME[container]] as () => Promise<StreamDecoder>;

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { InferenceSession } from 'onnxruntime-web';
 import type { OrtBackend } from './onnx-runtime.js';
+import { SCAN_FRAMES, SCAN_PROBABILITIES, SCAN_STATE_IN, SCAN_STATE_OUT, sileroScanModel } from './vad-scan.js';
 
 /** Silero VAD v5 as shipped inside @ricky0123/vad-web, used in place rather than copied. */
 export const sileroModelPath = path.join(
@@ -11,10 +12,12 @@ export const sileroModelPath = path.join(
   'silero_vad_v5.onnx',
 );
 
-/** Silero v5 at 16 kHz: 512 new samples per call plus the previous call's last 64 as context. */
+/** Silero v5 at 16 kHz: 512 new samples per frame plus the previous frame's last 64 as context. */
 export const VAD_FRAME_SAMPLES = 512;
 const CONTEXT_SAMPLES = 64;
-const STATE_SIZE = 2 * 1 * 128;
+const INPUT_SAMPLES = CONTEXT_SAMPLES + VAD_FRAME_SAMPLES;
+/** Silero's LSTM state, [2, 1, 128]. */
+const STATE_SIZE = 2 * 128;
 
 export interface VadOptions {
   /** Probability that opens a speech segment, and the lower one that keeps it open (hysteresis). */
@@ -45,6 +48,12 @@ export interface VadResult {
   speech: Float32Array;
 }
 
+/**
+ * Frames per session.run: the whole of a typical file in one call, while the input tensor of a
+ * 5-minute file stays bounded (1024 × 576 floats, 2.4 MB).
+ */
+const FRAMES_PER_CALL = 1024;
+
 export class SileroVad {
   private constructor(
     private readonly backend: OrtBackend,
@@ -52,26 +61,34 @@ export class SileroVad {
     private readonly options: VadOptions,
   ) {}
 
+  /** Runs Silero inside an ONNX Scan over frames (vad-scan.ts): one call per block of frames, same results. */
   static async create(backend: OrtBackend, options: VadOptions = defaultVadOptions): Promise<SileroVad> {
-    const session = await backend.ort.InferenceSession.create(new Uint8Array(readFileSync(sileroModelPath)), backend.sessionOptions);
+    const model = sileroScanModel(new Uint8Array(readFileSync(sileroModelPath)));
+    const session = await backend.ort.InferenceSession.create(model, backend.sessionOptions);
     return new SileroVad(backend, session, options);
   }
 
+  /** Speech probability of each whole 512-sample frame, the LSTM state carried from frame to frame. */
   async probabilities(samples: Float32Array): Promise<Float32Array> {
     const { Tensor } = this.backend.ort;
     const frames = Math.floor(samples.length / VAD_FRAME_SAMPLES);
     const probabilities = new Float32Array(frames);
-    const sampleRate = new Tensor('int64', BigInt64Array.from([16000n]), []);
     let state = new Tensor('float32', new Float32Array(STATE_SIZE), [2, 1, 128]);
-    const input = new Float32Array(CONTEXT_SAMPLES + VAD_FRAME_SAMPLES);
-    for (let frame = 0; frame < frames; frame++) {
-      const start = frame * VAD_FRAME_SAMPLES;
-      input.fill(0, 0, CONTEXT_SAMPLES);
-      if (start > 0) input.set(samples.subarray(start - CONTEXT_SAMPLES, start), 0);
-      input.set(samples.subarray(start, start + VAD_FRAME_SAMPLES), CONTEXT_SAMPLES);
-      const outputs = await this.session.run({ input: new Tensor('float32', input.slice(), [1, input.length]), state, sr: sampleRate });
-      probabilities[frame] = (outputs.output!.data as Float32Array)[0]!;
-      state = outputs.stateN as typeof state;
+    for (let first = 0; first < frames; first += FRAMES_PER_CALL) {
+      const count = Math.min(FRAMES_PER_CALL, frames - first);
+      // Each row: the previous frame's last 64 samples (zeros before the start), then the frame.
+      const input = new Float32Array(count * INPUT_SAMPLES);
+      for (let i = 0; i < count; i++) {
+        const start = (first + i) * VAD_FRAME_SAMPLES;
+        if (start > 0) input.set(samples.subarray(start - CONTEXT_SAMPLES, start), i * INPUT_SAMPLES);
+        input.set(samples.subarray(start, start + VAD_FRAME_SAMPLES), i * INPUT_SAMPLES + CONTEXT_SAMPLES);
+      }
+      const outputs = await this.session.run({
+        [SCAN_FRAMES]: new Tensor('float32', input, [count, 1, INPUT_SAMPLES]),
+        [SCAN_STATE_IN]: state,
+      });
+      probabilities.set((outputs[SCAN_PROBABILITIES]!.data as Float32Array).subarray(0, count), first);
+      state = outputs[SCAN_STATE_OUT] as typeof state;
     }
     return probabilities;
   }
