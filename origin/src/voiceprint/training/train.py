@@ -170,6 +170,17 @@ def dev_eer(model):
     return result
 
 
+def load_onnx_weights(model, path):
+    """Warm start from a shipped ONNX file: export.py keeps the torch names (prefixed `net.`) and the
+    graph keeps BatchNorm unfused, so every parameter and running statistic comes back exactly."""
+    import onnx
+    from onnx import numpy_helper
+    weights = {i.name[len('net.'):]: torch.from_numpy(numpy_helper.to_array(i).copy())
+               for i in onnx.load(path).graph.initializer if i.name.startswith('net.')}
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    assert not unexpected and all(k.endswith('num_batches_tracked') for k in missing), (missing, unexpected)
+
+
 def lr_at(frac, peak, warm=0.03):
     if frac < warm:
         return peak * frac / warm
@@ -187,6 +198,10 @@ def main():
     ap.add_argument('--eval-every-min', type=float, default=20)
     ap.add_argument('--save-every-min', type=float, default=3)
     ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--init-onnx', help='warm start: network weights from a shipped ONNX model')
+    ap.add_argument('--head-steps', type=int, default=0,
+                    help='steps at the start that train only the (new) classifier head')
+    ap.add_argument('--margin-ramp', type=float, default=0.2, help='fraction of the budget over which the margin ramps in')
     args = ap.parse_args()
     torch.set_num_threads(2)
     torch.manual_seed(args.seed)
@@ -203,6 +218,9 @@ def main():
         state = ck['state']
         data.seed += state['step']  # fresh augmentation stream after a restart
         print(f"resumed at step {state['step']}, {state['train_s'] / 60:.1f} min trained", flush=True)
+    elif args.init_onnx:
+        load_onnx_weights(model, args.init_onnx)
+        print(f'warm start from {args.init_onnx}', flush=True)
     print(f'{args.arch}: {param_count(model)} parameters, {data.n_speakers} speakers', flush=True)
 
     def save(path):
@@ -218,8 +236,15 @@ def main():
         frac = state['train_s'] / budget
         for g in opt.param_groups:
             g['lr'] = lr_at(frac, args.lr)
-        head.margin = args.margin * min(1.0, frac / 0.2)  # margin ramps in over the first 20%
-        loss, acc = head(model(feats), labels)
+        head.margin = args.margin * min(1.0, frac / args.margin_ramp) if args.margin_ramp else args.margin
+        if state['step'] < args.head_steps:  # a new head learns against the frozen warm-started network
+            model.eval()
+            with torch.no_grad():
+                emb = model(feats)
+            model.train()
+        else:
+            emb = model(feats)
+        loss, acc = head(emb, labels)
         opt.zero_grad()
         loss.backward()
         opt.step()
