@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { comparisonResultSchema, PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
+import { comparisonResultSchema, createdApiKeySchema, PROBLEM_CONTENT_TYPE, platformSchema } from '@vip/shared-schema';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { voiceEmbeddings, voices } from '../db/schema.js';
+import { domainEvents, voiceEmbeddings, voices } from '../db/schema.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { audioForm, EMBEDDING_LIKE, hasCalibratedModel, silentWav, speakerRecordings, startTestEngine } from '../testing/voiceprint.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
 import { insertEmbedding } from '../voices/store.js';
+import { webhookSettings } from '../webhooks/service.js';
 
 let engine: VoiceprintEngine;
 let origin: TestOrigin;
@@ -160,6 +161,98 @@ describe('POST /api/v1/detection/compare', () => {
     } finally {
       await busy.close();
       await busyEngine.close();
+    }
+  });
+});
+
+describe('POST /api/v1/detection/compare by a platform (X-API-Key)', () => {
+  /** A platform and a live key, made through the admin routes of `on`. */
+  async function platformKey(on: TestOrigin) {
+    const admin = await loggedIn(on, 'admin');
+    const name = `Detect Platform ${randomUUID().slice(0, 8)}`;
+    const created = await on.app.inject({
+      method: 'POST',
+      url: '/api/v1/platforms',
+      headers: bearer(admin.accessToken),
+      payload: { name },
+    });
+    const platform = platformSchema.parse(created.json());
+    const key = await on.app.inject({
+      method: 'POST',
+      url: `/api/v1/platforms/${platform.platform_id}/api-keys`,
+      headers: bearer(admin.accessToken),
+      payload: {},
+    });
+    return { name, apiKey: createdApiKeySchema.parse(key.json()).api_key };
+  }
+  const compareAsPlatform = (on: TestOrigin, apiKey: string, files: Record<string, Uint8Array>, fields: Record<string, string> = {}) =>
+    on.app.inject({
+      method: 'POST',
+      url: '/api/v1/detection/compare',
+      headers: { 'x-api-key': apiKey },
+      payload: audioForm(files, fields),
+    });
+  const detectedEvents = (on: TestOrigin) => on.database.db.select().from(domainEvents).where(eq(domainEvents.eventType, 'voice.detected'));
+
+  it('compares for a platform, which may not name an enrolled voice; a wrong key is 401', async () => {
+    const { apiKey } = await platformKey(origin);
+    const [first, second] = speakerRecordings('so762:SPEAKER9601', 0, 2);
+    expectComparison(await compareAsPlatform(origin, apiKey, { audio1: first!, audio2: second! }));
+    const named = await compareAsPlatform(origin, apiKey, { audio1: first! }, { voice_id: randomUUID() });
+    expect(expectProblem(named, 422, 'validation_failed').errors?.map((error) => error.field)).toEqual(['body.voice_id']);
+    expectProblem(await compareAsPlatform(origin, 'vip_not-a-key', { audio1: first!, audio2: second! }), 401, 'invalid_credentials');
+    // Variant A: nothing is reported to owners.
+    expect(await detectedEvents(origin)).toEqual([]);
+  });
+
+  it('in Variant B, tells the owner of a matching enrolled voice which platform holds a recording of it', async (context) => {
+    if (!hasCalibratedModel(engine)) context.skip();
+    const variantB = await startTestOrigin({ voiceprint: engine, webhooks: webhookSettings({ allowLoopback: false, gateVariant: 'B' }) });
+    try {
+      const owner = await loggedIn(variantB);
+      const [enrollment, probe] = speakerRecordings('so762:SPEAKER9622', 0, 2);
+      const voiceprint = await engine.embedFile(enrollment!);
+      const voiceId = randomUUID();
+      await variantB.database.db.insert(voices).values({
+        id: voiceId,
+        ownerId: owner.userId,
+        name: 'Mine',
+        status: 'ready',
+        model: voiceprint.model,
+        speechSeconds: 5,
+        quality: {},
+      });
+      await insertEmbedding(variantB.database.db, {
+        voiceId,
+        ownerId: owner.userId,
+        model: voiceprint.model,
+        embedding: voiceprint.embedding,
+      });
+      const platform = await platformKey(variantB);
+
+      const [stranger] = speakerRecordings('so762:SPEAKER9623', 0, 1);
+      const [otherStranger] = speakerRecordings('so762:SPEAKER9633', 0, 1);
+      expectComparison(await compareAsPlatform(variantB, platform.apiKey, { audio1: stranger!, audio2: otherStranger! }));
+      expect(await detectedEvents(variantB)).toEqual([]);
+
+      // Both uploads are the owner's speaker: one event for the voice, not one per recording.
+      expectComparison(await compareAsPlatform(variantB, platform.apiKey, { audio1: probe!, audio2: enrollment! }));
+      const events = await detectedEvents(variantB);
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({ voiceId, ownerId: owner.userId });
+      expect(events[0]!.payload).toMatchObject({
+        event: 'voice.detected',
+        voice_id: voiceId,
+        owner_id: owner.userId,
+        platform: platform.name,
+        audio_url: null,
+        action_required: true,
+      });
+      const { confidence } = events[0]!.payload as { confidence: number };
+      expect(confidence).toBeGreaterThanOrEqual(engine.threshold(voiceprint.model));
+      expect(confidence).toBeLessThanOrEqual(1);
+    } finally {
+      await variantB.close();
     }
   });
 });

@@ -1,14 +1,20 @@
 import { type ComparisonResult, ProblemError, uuid } from '@vip/shared-schema';
-import type { Principal } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
+import { recordEvent } from '../events/store.js';
 import type { MultipartForm } from '../http/multipart-form.js';
+import { holdsLiveLicense } from '../licenses/store.js';
+import type { Caller } from '../platforms/caller-guard.js';
+import type { Runtime } from '../runtime.js';
 import type { TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
 import * as voiceStore from '../voices/store.js';
 
 export interface DetectionServiceDeps {
   db: Database;
+  runtime: Runtime;
   /** Absent in processes that serve no audio (tests of other domains): compare answers 503. */
   engine?: VoiceprintEngine;
+  /** Variant B (spec 6.2): a platform's comparison that matches an enrolled voice emits `voice.detected`. */
+  reportDetections: boolean;
 }
 
 const formProblem = (field: string, message: string) =>
@@ -18,7 +24,7 @@ export class DetectionService {
   constructor(private readonly deps: DetectionServiceDeps) {}
 
   /** `audio1` against `audio2`, or against the stored voiceprint of one of the caller's voices (`voice_id`). */
-  async compare(principal: Principal, form: MultipartForm): Promise<ComparisonResult> {
+  async compare(caller: Caller, form: MultipartForm): Promise<ComparisonResult> {
     const engine = this.deps.engine;
     if (!engine) throw new ProblemError('unavailable', 'This process has no voiceprint engine.');
     const audio1 = form.files.get('audio1')?.[0];
@@ -33,12 +39,16 @@ export class DetectionService {
     if (audio2) {
       [first, second] = await Promise.all([engine.embedFile(audio1), engine.embedFile(audio2)]);
     } else {
+      if (caller.kind !== 'user') throw formProblem('voice_id', "only a voice's owner may compare with it");
       // Looked up before any audio is processed: a wrong id costs nothing.
-      second = await this.enrolledEmbedding(principal, voiceId!);
+      second = await this.enrolledEmbedding(caller.userId, voiceId!);
       first = await engine.embedFile(audio1);
     }
     const similarity = engine.cosine(first, second);
     const threshold = engine.threshold(first.model);
+    if (caller.kind === 'platform' && this.deps.reportDetections) {
+      await this.reportDetections(caller.platformName, [first, second], engine);
+    }
     return {
       similarity,
       is_same_speaker: similarity >= threshold,
@@ -49,10 +59,37 @@ export class DetectionService {
     };
   }
 
+  /**
+   * Each uploaded recording is searched 1:N among enrolled voices; a match above the model's
+   * threshold tells the voice's owner which platform holds a recording of it (once per voice per
+   * comparison). The recording itself is not kept, so `audio_url` is null; `action_required` is
+   * false only when the platform holds a live licence of the voice.
+   */
+  private async reportDetections(platformName: string, uploads: TaggedEmbedding[], engine: VoiceprintEngine): Promise<void> {
+    const now = this.deps.runtime.clock.now();
+    await this.deps.db.transaction(async (tx) => {
+      const reported = new Set<string>();
+      for (const upload of uploads) {
+        const nearest = await voiceStore.nearestVoice(tx, upload, null);
+        if (!nearest || nearest.similarity < engine.threshold(upload.model) || reported.has(nearest.voiceId)) continue;
+        reported.add(nearest.voiceId);
+        const licensed = await holdsLiveLicense(tx, nearest.voiceId, platformName, now);
+        const fields = {
+          owner_id: nearest.ownerId,
+          platform: platformName,
+          confidence: nearest.similarity,
+          audio_url: null,
+          action_required: !licensed,
+        };
+        await recordEvent(tx, { type: 'voice.detected', voiceId: nearest.voiceId, ownerId: nearest.ownerId, fields }, now);
+      }
+    });
+  }
+
   /** Only the caller's own voices: another owner's answers exactly like a missing one. */
-  private async enrolledEmbedding(principal: Principal, voiceId: string): Promise<TaggedEmbedding> {
+  private async enrolledEmbedding(ownerId: string, voiceId: string): Promise<TaggedEmbedding> {
     if (!uuid.safeParse(voiceId).success) throw formProblem('voice_id', 'must be a UUID');
-    const voice = await voiceStore.findVoiceOfOwner(this.deps.db, principal.userId, voiceId);
+    const voice = await voiceStore.findVoiceOfOwner(this.deps.db, ownerId, voiceId);
     const stored = voice ? await voiceStore.findEmbeddingOfVoice(this.deps.db, voice.id) : null;
     if (!stored) throw new ProblemError('not_found', 'No such voice.');
     return stored;

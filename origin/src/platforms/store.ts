@@ -42,3 +42,13 @@ export async function lockApiKey(db: Executor, platformId: string, keyId: string
 export async function markApiKeyRevoked(db: Executor, keyId: string, now: Date): Promise<void> {
   await db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, keyId));
 }
+
+/** The platform of a live API key, by the key's SHA-256. */
+export async function platformOfKey(db: Executor, keyHash: string): Promise<string | null> {
+  const [row] = await db
+    .select({ name: platforms.name, revokedAt: apiKeys.revokedAt })
+    .from(apiKeys)
+    .innerJoin(platforms, eq(platforms.id, apiKeys.platformId))
+    .where(eq(apiKeys.keyHash, keyHash));
+  return row && !row.revokedAt ? row.name : null;
+}

@@ -65,7 +65,7 @@ export class VoiceService {
     const outcome = await db.transaction(async (tx): Promise<EnrollOutcome> => {
       await store.serializeEnrollments(tx, enrollment.model);
       usableConsent(await consents.lockConsent(tx, consentId), principal.userId);
-      const nearest = await store.nearestVoiceOfOtherOwners(tx, enrollment, principal.userId);
+      const nearest = await store.nearestVoice(tx, enrollment, principal.userId);
       if (nearest && nearest.similarity >= threshold) {
         await recordEnrollmentFailure(tx, principal.userId, name, 'identity_conflict', now);
         // The protected owner finds the refused attempt in the audit log of their voice.

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from '../db/errors.js';
 import { licenses, voiceEmbeddings, voices } from '../db/schema.js';
 
 export type VoiceRow = typeof voices.$inferSelect;
@@ -64,27 +65,37 @@ export async function insertEmbedding(db: Executor, row: { voiceId: string; owne
 }
 
 /**
- * The most similar voice of another owner under the same model: an HNSW scan of the model's partial
+ * The most similar enrolled voice under the same model, not counting `excludeOwnerId`'s (the 1:N
+ * identity search of enrollment; a platform's detection passes null): an HNSW scan of the model's partial
  * index (migration 0005), which is used only when the query repeats its expression, `embedding::vector(dim)`,
  * and names the model as a literal. Approximate, like every HNSW search: fine for "is this voice taken?".
+ * The owner filter applies to what the index hands back, so without pgvector's iterative scan (0.8+)
+ * an owner with more than ef_search voices near the probe would hide everyone else's. Call it inside
+ * a transaction: the setting is transaction-local.
  */
-export async function nearestVoiceOfOtherOwners(
-  db: Executor,
+export async function nearestVoice(
+  tx: Executor,
   probe: StoredEmbedding,
-  ownerId: string,
-): Promise<{ voiceId: string; similarity: number } | null> {
-  const [row] = await withoutVectorsInErrors(() => nearestVoiceQuery(db, probe, ownerId));
-  return row ? { voiceId: row.voiceId, similarity: Number(row.similarity) } : null;
+  excludeOwnerId: string | null,
+): Promise<{ voiceId: string; ownerId: string; similarity: number } | null> {
+  await tx.execute(sql`set local hnsw.iterative_scan = strict_order`);
+  const [row] = await withoutVectorsInErrors(() => nearestVoiceQuery(tx, probe, excludeOwnerId));
+  return row ? { voiceId: row.voiceId, ownerId: row.ownerId, similarity: Number(row.similarity) } : null;
 }
 
 /** The statement alone, so a test can EXPLAIN it. */
-export function nearestVoiceQuery(db: Executor, probe: StoredEmbedding, ownerId: string) {
+export function nearestVoiceQuery(db: Executor, probe: StoredEmbedding, excludeOwnerId: string | null) {
   const vectorType = sql.raw(`vector(${probe.embedding.length})`);
   const distance = sql`(${voiceEmbeddings.embedding}::${vectorType}) <=> ${toVectorLiteral(probe.embedding)}::${vectorType}`;
   return db
-    .select({ voiceId: voiceEmbeddings.voiceId, similarity: sql<number>`1 - (${distance})` })
+    .select({ voiceId: voiceEmbeddings.voiceId, ownerId: voiceEmbeddings.ownerId, similarity: sql<number>`1 - (${distance})` })
     .from(voiceEmbeddings)
-    .where(and(sql`${voiceEmbeddings.model} = ${sql.raw(modelLiteral(probe.model))}`, ne(voiceEmbeddings.ownerId, ownerId)))
+    .where(
+      and(
+        sql`${voiceEmbeddings.model} = ${sql.raw(modelLiteral(probe.model))}`,
+        excludeOwnerId === null ? undefined : ne(voiceEmbeddings.ownerId, excludeOwnerId),
+      ),
+    )
     .orderBy(distance)
     .limit(1);
 }
@@ -122,6 +133,7 @@ async function withoutVectorsInErrors<T>(query: () => PromiseLike<T>): Promise<T
   try {
     return await query();
   } catch (error) {
+    if (isDatabaseUnavailable(error)) throw new DatabaseUnavailableError();
     const cause = (error as { cause?: { code?: unknown } }).cause ?? error;
     const code = (cause as { code?: unknown }).code;
     throw new Error(`A voice embedding query failed (database code ${typeof code === 'string' ? code : 'unknown'}).`);

@@ -16,7 +16,7 @@ import {
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { audioForm, EMBEDDING_LIKE, hasCalibratedModel, silentWav, speakerRecordings, startTestEngine } from '../testing/voiceprint.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
-import { nearestVoiceQuery } from './store.js';
+import { nearestVoice, nearestVoiceQuery } from './store.js';
 
 let engine: VoiceprintEngine;
 let origin: TestOrigin;
@@ -71,7 +71,9 @@ const eventsOf = (ownerId: string) =>
   origin.database.db.select().from(domainEvents).where(eq(domainEvents.ownerId, ownerId)).orderBy(asc(domainEvents.id));
 
 /** A voice stored directly, with a made-up voiceprint: for the routes that never touch audio. */
-async function storedVoice(owner: Owner, name = 'Stored voice', createdAt = new Date()) {
+const unitAxis = (axis: number): number[] => Array.from({ length: engine.model.dim }, (_, i) => (i === axis ? 1 : 0));
+
+async function storedVoice(owner: Owner, name = 'Stored voice', createdAt = new Date(), vector = unitAxis(0)) {
   const id = randomUUID();
   await origin.database.db.insert(voices).values({
     id,
@@ -83,7 +85,7 @@ async function storedVoice(owner: Owner, name = 'Stored voice', createdAt = new 
     quality: {},
     createdAt,
   });
-  const embedding = `[${Array.from({ length: engine.model.dim }, (_, i) => (i === 0 ? 1 : 0)).join(',')}]`;
+  const embedding = `[${vector.join(',')}]`;
   await origin.database.db.insert(voiceEmbeddings).values({ voiceId: id, ownerId: owner.userId, model: engine.model.name, embedding });
   return id;
 }
@@ -179,6 +181,21 @@ describe('POST /api/v1/voices/enroll', () => {
     expect(secondVoices).toEqual([]);
   });
 
+  it('lets exactly one of two owners enrolling the same speaker at the same moment win', async (context) => {
+    if (!hasCalibratedModel(engine)) context.skip();
+    const owners = [await loggedIn(origin), await loggedIn(origin)];
+    const consentIds = [await grantConsent(owners[0]!), await grantConsent(owners[1]!)];
+    // Both uploads pass the early conflict check together; only the locked check at storage time can refuse one.
+    const responses = await Promise.all(
+      owners.map((owner, i) =>
+        enroll(owner, { audio: speakerRecordings('so762:SPEAKER9622', 3 * i, 3) }, { name: `Racer ${i}`, consent_id: consentIds[i]! }),
+      ),
+    );
+    expect(responses.map((response) => response.statusCode).sort()).toEqual([201, 409]);
+    expectProblem(responses.find((response) => response.statusCode === 409)!, 409, 'identity_conflict');
+    expect(await origin.database.db.select().from(voices)).toHaveLength(1);
+  });
+
   it("lets an owner enroll the same speaker twice (the 1:N search skips the caller's own voices)", async () => {
     const owner = await loggedIn(origin);
     const files = speakerRecordings('so762:SPEAKER9601', 0, 3);
@@ -196,6 +213,25 @@ describe('POST /api/v1/voices/enroll', () => {
       return tx.execute(sql`explain ${nearestVoiceQuery(tx, probe, randomUUID())}`);
     });
     expect(JSON.stringify(plan)).toContain(`Index Scan using ${indexed!.index}`);
+  });
+
+  it("finds another owner's voice behind more than a search width of the caller's own nearer voices", async (context) => {
+    const indexed = INDEXED_EMBEDDING_MODELS.find((model) => model.name === engine.model.name);
+    if (!indexed) context.skip();
+    const crowd = await loggedIn(origin);
+    const other = await loggedIn(origin);
+    // HNSW hands back ef_search (40) candidates; filtering out the caller's own voices afterwards
+    // would leave nothing here, so the search must keep scanning (pgvector's iterative scan).
+    const tilted = (axis: number, amount: number) => unitAxis(0).map((value, i) => value + (i === axis ? amount : 0));
+    for (let i = 0; i < 60; i++) await storedVoice(crowd, `Own ${i}`, new Date(), tilted(1, i * 1e-3));
+    const theirs = await storedVoice(other, 'Theirs', new Date(), tilted(2, 0.5));
+    const probe = { model: engine.model.name, embedding: Float32Array.from(unitAxis(0)) };
+    const nearest = await origin.database.db.transaction(async (tx) => {
+      await tx.execute(sql`set local enable_seqscan = off`);
+      return nearestVoice(tx, probe, crowd.userId);
+    });
+    expect(nearest?.voiceId).toBe(theirs);
+    expect(nearest?.similarity).toBeCloseTo(1 / Math.sqrt(1.25), 5);
   });
 
   it('refuses a missing, foreign or spent consent with 403 consent_required before processing audio', async () => {
