@@ -9,7 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Guards } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
 import { addRoute, type ContractRegistry } from '../http/routes.js';
-import { auditReaderGuard, readerOf } from './readers.js';
+import { platformOrUserGuard } from '../platforms/caller-guard.js';
+import { readerOf } from './readers.js';
 import type { AuditService } from './service.js';
 
 export function registerAuditRoutes(
@@ -20,7 +21,7 @@ export function registerAuditRoutes(
   audit: AuditService,
 ): void {
   addRoute(app, registry, auditLogRoute, {
-    guards: [auditReaderGuard(db, guards)],
+    guards: [platformOrUserGuard(db, guards)],
     handler: ({ query }, request) => audit.list(readerOf(request), query),
   });
 

@@ -1,7 +1,7 @@
 import { type AuditRecord, GENESIS_HASH } from '@vip/shared-schema';
 import { and, asc, desc, eq, gt, gte, inArray, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { apiKeys, auditCheckpoints, auditEntries, auditPending, platforms, voices } from '../db/schema.js';
+import { auditCheckpoints, auditEntries, auditPending, voices } from '../db/schema.js';
 import type { AuditEntryRow } from './entries.js';
 
 /** Advisory lock keys: any constants, the same in every origin process. */
@@ -126,16 +126,6 @@ export function entriesFrom(db: Executor, fromSeq: number, toSeq: number, limit:
 export async function entryAt(db: Executor, seq: number): Promise<AuditEntryRow | null> {
   const [row] = await db.select().from(auditEntries).where(eq(auditEntries.seq, seq));
   return row ?? null;
-}
-
-/** The platform of a live API key, by the key's SHA-256. */
-export async function platformOfKey(db: Executor, keyHash: string): Promise<string | null> {
-  const [row] = await db
-    .select({ name: platforms.name, revokedAt: apiKeys.revokedAt })
-    .from(apiKeys)
-    .innerJoin(platforms, eq(platforms.id, apiKeys.platformId))
-    .where(eq(apiKeys.keyHash, keyHash));
-  return row && !row.revokedAt ? row.name : null;
 }
 
 export type CheckpointRow = typeof auditCheckpoints.$inferSelect;

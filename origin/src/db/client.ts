@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { neonConfig, Pool } from '@neondatabase/serverless';
+import { neonConfig, Pool, type PoolClient } from '@neondatabase/serverless';
 import { drizzle as drizzleNeon } from 'drizzle-orm/neon-serverless';
 import { migrate as migrateNeon } from 'drizzle-orm/neon-serverless/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -50,6 +50,10 @@ export async function openPostgres(url: string, options: { localProxy: boolean; 
   const pool = new Pool({ connectionString: url, max: options.maxConnections ?? 10 });
   // An idle connection dropped by the server must not crash the process; the pool reconnects.
   pool.on('error', () => {});
+  // Nor one dropped while checked out (a transaction between two queries, a restart of the server): the
+  // pool listens only to idle clients, so such a client would emit 'error' to nobody and end the process.
+  // Its queries fail on their own, and the pool discards it on release because it is no longer queryable.
+  pool.on('connect', (client: PoolClient) => client.on('error', () => {}));
   const db = drizzleNeon({ client: pool });
   return {
     db: db as unknown as Database,

@@ -1,7 +1,8 @@
-import { INTERNAL_SYNC_PATH, type SyncBatch, signInternalRequest, syncAckSchema } from '@vip/shared-schema';
+import { INTERNAL_SYNC_PATH, type SyncBatch, syncAckSchema } from '@vip/shared-schema';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/client.js';
 import type { Clock } from '../runtime.js';
+import { callEdge, EdgeAnswerError } from './edge-call.js';
 import type { OutboxSignal } from './signal.js';
 import { claimDueUpdates, markDelivered, markFailed } from './store.js';
 
@@ -32,7 +33,6 @@ type Round = { kind: 'delivered' } | { kind: 'idle' } | { kind: 'failed'; retryI
  */
 export class OutboxSender {
   private readonly options: Required<OutboxSenderOptions>;
-  private readonly endpoint: string;
   private running: Promise<void> | null = null;
   private stopping = false;
 
@@ -47,7 +47,6 @@ export class OutboxSender {
       requestTimeoutMs: 10_000,
       ...options,
     };
-    this.endpoint = new URL(INTERNAL_SYNC_PATH, options.edge.url).toString();
   }
 
   start(): void {
@@ -102,30 +101,18 @@ export class OutboxSender {
 
   /** Returns why the send failed, or null when the edge acknowledged it. */
   private async post(body: string): Promise<string | null> {
-    const { edge, clock, requestTimeoutMs } = this.options;
-    const signature = await signInternalRequest(edge.internalSecret, 'POST', INTERNAL_SYNC_PATH, body, clock.now().getTime() / 1000);
+    const { edge, fetch, clock, requestTimeoutMs } = this.options;
     try {
-      const response = await this.options.fetch(this.endpoint, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...signature },
+      await callEdge(
+        { edge, fetch, clock, timeoutMs: requestTimeoutMs },
+        INTERNAL_SYNC_PATH,
         body,
-        signal: AbortSignal.timeout(requestTimeoutMs),
-      });
-      const text = await response.text();
-      if (!response.ok) return `edge answered ${response.status}`;
-      const ack = syncAckSchema.safeParse(safeJson(text));
-      if (!ack.success) return 'edge answered 2xx without a sync acknowledgement';
+        syncAckSchema,
+        'a sync acknowledgement',
+      );
       return null;
     } catch (error) {
-      return `edge unreachable: ${(error as Error).message}`;
+      return error instanceof EdgeAnswerError ? error.message : `edge unreachable: ${(error as Error).message}`;
     }
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }

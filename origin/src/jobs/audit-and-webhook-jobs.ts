@@ -72,6 +72,7 @@ export function createAuditAndWebhookJobs(options: AuditAndWebhookJobsOptions) {
     },
     stop: async () => {
       await Promise.all(loops.map((loop) => loop.stop()));
+      await webhookWorker.drain();
       await collector?.flushAcknowledgements();
     },
   };

@@ -1,16 +1,11 @@
-import {
-  type AuditPullRequest,
-  type AuditRecord,
-  auditPullResponseSchema,
-  INTERNAL_AUDIT_PULL_PATH,
-  signInternalRequest,
-} from '@vip/shared-schema';
+import { type AuditPullRequest, type AuditRecord, auditPullResponseSchema, INTERNAL_AUDIT_PULL_PATH } from '@vip/shared-schema';
 import { inArray } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { queueAuditRecords } from '../audit/queue.js';
 import { knownCheckIds, lockCollector } from '../audit/store.js';
 import type { Database, Executor } from '../db/client.js';
 import { voices } from '../db/schema.js';
+import { callEdge } from '../edge-sync/edge-call.js';
 import { recordEvent } from '../events/store.js';
 import type { Clock } from '../runtime.js';
 import type { RoundOutcome } from './background-loop.js';
@@ -38,14 +33,12 @@ export interface AuditCollectorOptions {
  */
 export class AuditCollector {
   private readonly options: Required<Omit<AuditCollectorOptions, 'onQueued'>> & Pick<AuditCollectorOptions, 'onQueued'>;
-  private readonly endpoint: string;
   /** Committed but not yet acknowledged at the edge. */
   private unacknowledged: string[] = [];
   private failures = 0;
 
   constructor(options: AuditCollectorOptions) {
     this.options = { fetch: globalThis.fetch, batchSize: 200, requestTimeoutMs: 10_000, retryBaseMs: 500, retryMaxMs: 30_000, ...options };
-    this.endpoint = new URL(INTERNAL_AUDIT_PULL_PATH, options.edge.url).toString();
   }
 
   /** One pull: ack, fetch, queue. `busy` when the edge may hold more. */
@@ -97,20 +90,16 @@ export class AuditCollector {
   }
 
   private async pull(request: AuditPullRequest): Promise<AuditRecord[]> {
-    const { edge, clock, requestTimeoutMs } = this.options;
-    const body = JSON.stringify(request);
-    const signature = await signInternalRequest(edge.internalSecret, 'POST', INTERNAL_AUDIT_PULL_PATH, body, clock.now().getTime() / 1000);
-    const response = await this.options.fetch(this.endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...signature },
-      body,
-      signal: AbortSignal.timeout(requestTimeoutMs),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`edge answered ${response.status}`);
-    const parsed = auditPullResponseSchema.safeParse(safeJson(text));
-    if (!parsed.success) throw new Error('edge answered 2xx without an audit pull response');
-    return parsed.data.records;
+    const { edge, fetch, clock, requestTimeoutMs } = this.options;
+    const call = { edge, fetch, clock, timeoutMs: requestTimeoutMs };
+    const answer = await callEdge(
+      call,
+      INTERNAL_AUDIT_PULL_PATH,
+      JSON.stringify(request),
+      auditPullResponseSchema,
+      'an audit pull response',
+    );
+    return answer.records;
   }
 }
 
@@ -137,13 +126,5 @@ async function emitBlockedEvents(tx: Executor, denials: AuditRecord[]): Promise<
       },
       new Date(record.decided_at),
     );
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, lte } from 'drizzle-orm';
+import { and, asc, eq, gt, lte } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { licenses, platforms } from '../db/schema.js';
 
@@ -55,4 +55,21 @@ export function lockDueLicenses(db: Executor, voiceId: string, now: Date): Promi
     .where(and(eq(licenses.voiceId, voiceId), eq(licenses.status, 'active'), lte(licenses.expiresAt, now)))
     .orderBy(asc(licenses.expiresAt), asc(licenses.id))
     .for('update');
+}
+
+/** Whether `platformName` holds a licence of this voice that is active and not yet expired at `now`. */
+export async function holdsLiveLicense(db: Executor, voiceId: string, platformName: string, now: Date): Promise<boolean> {
+  const [row] = await db
+    .select({ id: licenses.id })
+    .from(licenses)
+    .where(
+      and(
+        eq(licenses.voiceId, voiceId),
+        eq(licenses.platformName, platformName),
+        eq(licenses.status, 'active'),
+        gt(licenses.expiresAt, now),
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
 }

@@ -1,5 +1,6 @@
 import {
   deleteWebhookRoute,
+  enableWebhookRoute,
   listWebhooksRoute,
   registerWebhookRoute,
   rotateWebhookSecretRoute,
@@ -29,6 +30,11 @@ export function registerWebhookRoutes(app: FastifyInstance, registry: ContractRe
   addRoute(app, registry, testWebhookRoute, {
     guards: [guards.bearer],
     handler: ({ params }, request) => webhooks.sendTest(principalOf(request), params.webhook_id),
+  });
+
+  addRoute(app, registry, enableWebhookRoute, {
+    guards: [guards.bearer],
+    handler: ({ params }, request) => webhooks.enable(principalOf(request), params.webhook_id),
   });
 
   addRoute(app, registry, rotateWebhookSecretRoute, {

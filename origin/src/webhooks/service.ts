@@ -60,6 +60,18 @@ export class WebhookService {
     return { webhook_id: webhookId, deleted: true as const };
   }
 
+  /**
+   * A receiver that answered 410 Gone is disabled and its queue dropped; its owner may want it back
+   * (a redeploy, a mistake). The address is judged again, as at registration.
+   */
+  async enable(principal: Principal, webhookId: string) {
+    const { db, settings } = this.deps;
+    const endpoint = await this.endpointOf(principal, webhookId);
+    const verdict = await checkWebhookUrl(endpoint.url, settings.sender.resolve, settings.sender.allowLoopback);
+    if (!verdict.ok) throw fieldProblem('url', verdict.reason);
+    return toWebhook(await store.enableEndpoint(db, webhookId));
+  }
+
   async rotateSecret(principal: Principal, webhookId: string) {
     const { db, runtime, settings } = this.deps;
     const endpoint = await this.endpointOf(principal, webhookId);
@@ -113,13 +125,22 @@ function testOutcome(outcome: AttemptOutcome) {
 const fieldProblem = (field: string, message: string) =>
   new ProblemError('validation_failed', 'The request body is invalid.', { errors: [{ field, message }] });
 
-/** A receiver gets 15 s to answer; the old secret keeps signing for a day after a rotation. */
+/** A receiver gets 15 s to answer (WEBHOOK_TIMEOUT_SECONDS); the old secret keeps signing for a day after a rotation. */
 export const WEBHOOK_TIMEOUT_MS = 15_000;
 export const ROTATION_GRACE_SECONDS = 24 * 3600;
 
-export function webhookSettings(options: { allowLoopback: boolean; gateVariant: GateVariant; resolve?: Resolver }): WebhookSettings {
+export function webhookSettings(options: {
+  allowLoopback: boolean;
+  gateVariant: GateVariant;
+  resolve?: Resolver;
+  timeoutMs?: number;
+}): WebhookSettings {
   return {
-    sender: { resolve: options.resolve ?? systemResolver, allowLoopback: options.allowLoopback, timeoutMs: WEBHOOK_TIMEOUT_MS },
+    sender: {
+      resolve: options.resolve ?? systemResolver,
+      allowLoopback: options.allowLoopback,
+      timeoutMs: options.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+    },
     gateVariant: options.gateVariant,
     rotationGraceSeconds: ROTATION_GRACE_SECONDS,
   };

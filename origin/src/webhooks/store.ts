@@ -219,6 +219,11 @@ export async function disableEndpoint(db: Executor, endpointId: string, now: Dat
     .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, 'pending')));
 }
 
+export async function enableEndpoint(db: Executor, endpointId: string): Promise<EndpointRow> {
+  const [row] = await db.update(webhookEndpoints).set({ disabledAt: null }).where(eq(webhookEndpoints.id, endpointId)).returning();
+  return row!;
+}
+
 /** When the earliest endpoint head is due; later deliveries of an endpoint wait for their head anyway. */
 export async function nextDueAt(db: Executor): Promise<Date | null> {
   const [row] = await db

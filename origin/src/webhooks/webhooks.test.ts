@@ -360,6 +360,29 @@ describe('delivery', () => {
     expect(receiver.received).toHaveLength(1);
   });
 
+  it('lets the owner, and no one else, enable an endpoint a 410 disabled; new events flow again', async () => {
+    const owner = await loggedIn(origin);
+    const stranger = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    await emit('voice.deleted', owner.userId);
+    receiver.script = [{ status: 410 }];
+    const worker = workerFor();
+    await deliverOnce(worker);
+    const url = `/api/v1/webhooks/${hook.webhook_id}/enable`;
+    expect((await origin.app.inject({ method: 'POST', url, headers: bearer(stranger.accessToken) })).statusCode).toBe(404);
+    await emit('voice.deleted', owner.userId); // while disabled: never sent
+    await deliverOnce(worker);
+    expect(receiver.received).toHaveLength(1);
+
+    const enabled = await origin.app.inject({ method: 'POST', url, headers: bearer(owner.accessToken) });
+    expect(enabled.statusCode).toBe(200);
+    expect(enabled.json()).toMatchObject({ webhook_id: hook.webhook_id, disabled_at: null });
+    await emit('voice.deleted', owner.userId);
+    await deliverOnce(worker);
+    expect(receiver.received).toHaveLength(2);
+    expect((await deliveriesTo(hook.webhook_id)).map((row) => row.status)).toEqual(['failed', 'delivered']);
+  });
+
   it('does not follow redirects', async () => {
     const owner = await loggedIn(origin);
     const hook = await registered(owner.accessToken);

@@ -20,6 +20,11 @@ export interface WebhookWorkerOptions {
   batchSize?: number;
   /** Longer than one attempt can take (the 15 s timeout), so a claimed delivery is never sent twice at once. */
   leaseMs?: number;
+  /**
+   * How long a round waits for the attempts it started. Attempts still running then (a receiver that
+   * does not answer) finish in the background, so they never hold back other endpoints' deliveries.
+   */
+  roundWaitMs?: number;
   newMessageId?: () => string;
 }
 
@@ -31,6 +36,8 @@ export interface WebhookWorkerOptions {
  */
 export class WebhookWorker {
   private readonly options: Required<WebhookWorkerOptions>;
+  /** Attempts started by earlier rounds that have not finished yet. */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(options: WebhookWorkerOptions) {
     this.options = {
@@ -38,6 +45,7 @@ export class WebhookWorker {
       random: Math.random,
       batchSize: 50,
       leaseMs: 60_000,
+      roundWaitMs: 1_000,
       newMessageId: () => `msg_${randomUUID()}`,
       ...options,
     };
@@ -82,13 +90,35 @@ export class WebhookWorker {
     });
   }
 
-  /** Sends every due endpoint head once; returns how many it attempted. */
+  /**
+   * Sends every due endpoint head once; returns how many it attempted. Waits for those attempts up to
+   * `roundWaitMs`: a hung receiver holds its own delivery (claimed under the lease) until the timeout,
+   * never the round, so the next round goes on delivering to every other endpoint.
+   */
   async deliverDue(): Promise<number> {
-    const { db, clock, batchSize, leaseMs } = this.options;
+    const { db, clock, batchSize, leaseMs, roundWaitMs, log } = this.options;
     const now = clock.now();
     const claimed = await store.claimDueDeliveries(db, now, new Date(now.getTime() + leaseMs), batchSize);
-    await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
+    if (claimed.length === 0) return 0;
+    const attempts = claimed.map((delivery) => {
+      const attempt: Promise<void> = this.attempt(delivery)
+        .catch((error) => {
+          // Recording the outcome failed (the database went away): the lease ends and the delivery is sent again.
+          log.warn({ err: error, webhook_id: delivery.endpointId }, 'webhook attempt could not be recorded');
+        })
+        .finally(() => this.inFlight.delete(attempt));
+      this.inFlight.add(attempt);
+      return attempt;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(attempts), new Promise((resolve) => (timer = setTimeout(resolve, roundWaitMs)))]);
+    clearTimeout(timer);
     return claimed.length;
+  }
+
+  /** Waits for the attempts still running (each ends by its timeout); call before closing the database. */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
   private async attempt(delivery: store.ClaimedDelivery): Promise<void> {

@@ -108,6 +108,19 @@ export const testWebhookRoute = defineRoute({
   problems: [...userProblems, 'validation_failed', 'not_found'],
 });
 
+export const enableWebhookRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/webhooks/{webhook_id}/enable',
+  operationId: 'enableWebhook',
+  summary:
+    'Resume deliveries to an endpoint disabled by a 410 Gone; the URL is checked again, and events from while it was disabled are not sent',
+  tag: 'webhooks',
+  auth: ['bearer'],
+  params: webhookParamsSchema,
+  success: { status: 200, description: 'The endpoint, enabled', schema: webhookSchema },
+  problems: [...userProblems, 'validation_failed', 'not_found'],
+});
+
 export const rotateWebhookSecretRoute = defineRoute({
   method: 'post',
   path: '/api/v1/webhooks/{webhook_id}/rotate-secret',

@@ -1,0 +1,1 @@
+CREATE INDEX "audit_pending_received_idx" ON "audit_pending" USING btree ("received_at","check_id");
