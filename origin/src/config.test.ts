@@ -57,11 +57,17 @@ describe('loadConfig', () => {
       checkpointPrivateJwk: null,
       auditCheckpointIntervalMs: 60_000,
       gateVariant: 'A',
-      webhooks: { allowLoopback: false, retryScheduleSeconds: [0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400] },
+      webhooks: {
+        allowLoopback: false,
+        retryScheduleSeconds: [0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400],
+        timeoutMs: 15_000,
+      },
     });
     const config = loadConfig({ GATE_VARIANT: 'B', WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1,1,2' });
     expect(config).toMatchObject({ gateVariant: 'B', webhooks: { allowLoopback: true, retryScheduleSeconds: [0, 1, 1, 2] } });
     expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: '0,soon' })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
+    expect(loadConfig({ WEBHOOK_TIMEOUT_SECONDS: '2' }).webhooks.timeoutMs).toBe(2_000);
+    expect(() => loadConfig({ WEBHOOK_TIMEOUT_SECONDS: '60' })).toThrow(/WEBHOOK_TIMEOUT_SECONDS/);
     expect(() => loadConfig({ CHECKPOINT_PRIVATE_JWK: '{"kty":"OKP"}' })).toThrow(/CHECKPOINT_PRIVATE_JWK/);
   });
 

@@ -1,5 +1,6 @@
 import { GATE_VARIANTS, type GateVariant } from '@vip/shared-schema';
 import { z } from 'zod';
+import { parseJsonOrUndefined } from './parse-json.js';
 import { DEFAULT_RETRY_SCHEDULE_SECONDS } from './webhooks/schedule.js';
 
 /** An unset variable and an empty one mean the same: use the default. */
@@ -23,6 +24,8 @@ const envSchema = z
     ADMIN_EMAIL: optional(z.email()).default('admin@vip.local'),
     ADMIN_PASSWORD: optional(z.string()),
     LOG_LEVEL: optional(z.enum(logLevels)).default('info'),
+    /** Longest a client may take to send one whole request (headers and body); a trickling client is cut off. */
+    REQUEST_TIMEOUT_SECONDS: optional(z.coerce.number().int().min(1).max(3600)).default(120),
     /** Behind a reverse proxy, take the client address from X-Forwarded-For (login rate limits count per IP). */
     TRUST_PROXY: optional(z.stringbool()).default(false),
     /** How often the licence expiry job marks licences past their expiry as expired. */
@@ -45,6 +48,8 @@ const envSchema = z
     WEBHOOK_ALLOW_LOOPBACK: optional(z.stringbool()).default(false),
     /** Seconds before each delivery attempt, replacing the Standard Webhooks schedule, e.g. `0,1,1,2`. */
     WEBHOOK_RETRY_SCHEDULE: optional(z.string().regex(/^\d+(,\d+)*$/, 'comma-separated whole seconds')),
+    /** How long a receiver gets to answer one delivery attempt; kept under the worker's 60 s claim lease. */
+    WEBHOOK_TIMEOUT_SECONDS: optional(z.coerce.number().int().min(1).max(30)).default(15),
   })
   .refine((env) => !env.EDGE_URL || env.INTERNAL_SECRET, { path: ['INTERNAL_SECRET'], message: 'required when EDGE_URL is set' });
 
@@ -60,10 +65,11 @@ export interface OriginConfig {
   admin: { email: string; password: string | null };
   logLevel: (typeof logLevels)[number];
   trustProxy: boolean;
+  requestTimeoutMs: number;
   checkpointPrivateJwk: z.infer<typeof jwkSchema> | null;
   auditCheckpointIntervalMs: number;
   gateVariant: GateVariant;
-  webhooks: { allowLoopback: boolean; retryScheduleSeconds: number[] };
+  webhooks: { allowLoopback: boolean; retryScheduleSeconds: number[]; timeoutMs: number };
   licenseExpiryIntervalMs: number;
   voiceprint: {
     modelsDir: string;
@@ -86,7 +92,7 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
   const e = parsed.data;
   let jwtPrivateJwk: OriginConfig['jwtPrivateJwk'] = null;
   if (e.JWT_PRIVATE_JWK) {
-    const jwk = jwkSchema.safeParse(safeJson(e.JWT_PRIVATE_JWK));
+    const jwk = jwkSchema.safeParse(parseJsonOrUndefined(e.JWT_PRIVATE_JWK));
     if (!jwk.success) throw new Error('Invalid configuration:\n  JWT_PRIVATE_JWK: expected an Ed25519 private JWK (OKP, d, x, kid)');
     jwtPrivateJwk = jwk.data;
   }
@@ -108,12 +114,14 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
     admin: { email: e.ADMIN_EMAIL.toLowerCase(), password: e.ADMIN_PASSWORD ?? null },
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_SECONDS * 1000,
     checkpointPrivateJwk: e.CHECKPOINT_PRIVATE_JWK ? parseJwk('CHECKPOINT_PRIVATE_JWK', e.CHECKPOINT_PRIVATE_JWK) : null,
     auditCheckpointIntervalMs: e.AUDIT_CHECKPOINT_INTERVAL_SECONDS * 1000,
     gateVariant: e.GATE_VARIANT,
     webhooks: {
       allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK,
       retryScheduleSeconds: e.WEBHOOK_RETRY_SCHEDULE?.split(',').map(Number) ?? DEFAULT_RETRY_SCHEDULE_SECONDS,
+      timeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,
     },
     licenseExpiryIntervalMs: e.LICENSE_EXPIRY_INTERVAL_SECONDS * 1000,
     voiceprint: {
@@ -132,15 +140,7 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
 }
 
 function parseJwk(name: string, text: string): z.infer<typeof jwkSchema> {
-  const jwk = jwkSchema.safeParse(safeJson(text));
+  const jwk = jwkSchema.safeParse(parseJsonOrUndefined(text));
   if (!jwk.success) throw new Error(`Invalid configuration:\n  ${name}: expected an Ed25519 private JWK (OKP, d, x, kid)`);
   return jwk.data;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

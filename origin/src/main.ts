@@ -31,7 +31,11 @@ const voiceprint = await createVoiceprintEngine({
 const checkpoints = await createCheckpointSigner(
   config.checkpointPrivateJwk ?? (await generateSigningJwk(`ephemeral-checkpoint-${systemRuntime.newId()}`)),
 );
-const webhooks = webhookSettings({ allowLoopback: config.webhooks.allowLoopback, gateVariant: config.gateVariant });
+const webhooks = webhookSettings({
+  allowLoopback: config.webhooks.allowLoopback,
+  gateVariant: config.gateVariant,
+  timeoutMs: config.webhooks.timeoutMs,
+});
 const { app, auth, audit } = await buildServer({
   db: database.db,
   tokens,
@@ -40,6 +44,7 @@ const { app, auth, audit } = await buildServer({
   outbox,
   logger: { level: config.logLevel },
   trustProxy: config.trustProxy,
+  requestTimeoutMs: config.requestTimeoutMs,
   voiceprint,
   checkpoints,
   webhooks,

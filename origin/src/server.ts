@@ -1,6 +1,7 @@
+import type { Server } from 'node:http';
 import multipart from '@fastify/multipart';
 import { limits } from '@vip/shared-schema';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
 import { type CheckpointSigner, createCheckpointSigner } from './audit/checkpoints.js';
 import { registerAuditRoutes } from './audit/routes.js';
 import { AuditService } from './audit/service.js';
@@ -12,6 +13,7 @@ import { AuthService } from './auth/service.js';
 import { registerConsentRoutes } from './consents/routes.js';
 import { ConsentService } from './consents/service.js';
 import type { Database } from './db/client.js';
+import { serializeError } from './db/errors.js';
 import { registerDetectionRoutes } from './detection/routes.js';
 import { DetectionService } from './detection/service.js';
 import type { OutboxSignal } from './edge-sync/signal.js';
@@ -39,6 +41,8 @@ export interface ServerDeps {
   outbox: OutboxSignal;
   logger: { level: string; stream?: NodeJS.WritableStream };
   trustProxy?: boolean;
+  /** Longest a client may take to send a whole request; default 120 s (Fastify's own default is none). */
+  requestTimeoutMs?: number;
   /** Absent where no audio is served (tests of other domains): enroll and compare answer 503. */
   voiceprint?: VoiceprintEngine;
   /** Signs audit checkpoints; default a per-process key. */
@@ -56,10 +60,13 @@ export interface OriginServer {
 }
 
 export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
-  const options: FastifyServerOptions = {
+  const requestTimeoutMs = deps.requestTimeoutMs ?? 120_000;
+  const options: FastifyHttpOptions<Server> = {
     logger: {
       level: deps.logger.level,
       redact: { paths: LOG_REDACTIONS, censor: '[redacted]' },
+      // Every logged error, in requests and background jobs alike, without the parameters of a failed query.
+      serializers: { err: serializeError },
       ...(deps.logger.stream ? { stream: deps.logger.stream } : {}),
     },
     // Our own access log replaces Fastify's two lines per request (which would carry the URL).
@@ -68,6 +75,15 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     requestIdHeader: false,
     bodyLimit: limits.jsonBodyMaxBytes,
     trustProxy: deps.trustProxy ?? false,
+    // Without these a client that trickles its body holds a connection (and its buffers) forever.
+    requestTimeout: requestTimeoutMs,
+    // Given to the server's constructor too: Node only enforces it when headersTimeout is not
+    // longer, and sweeps connections every 30 s unless told otherwise.
+    http: {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: Math.min(60_000, requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(5_000, Math.max(250, Math.floor(requestTimeoutMs / 4))),
+    },
   };
   const app = Fastify(options);
   // JSON only: a text/plain body would otherwise reach the handlers as a string.
@@ -86,19 +102,27 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   registerPlatformRoutes(app, registry, guards, platforms);
   registerRegistryRoutes(app, registry, guards, { db: deps.db, runtime: deps.runtime, outbox: deps.outbox });
   registerConsentRoutes(app, registry, guards, new ConsentService({ db: deps.db, runtime: deps.runtime }));
+  const webhookConfig = deps.webhooks ?? webhookSettings({ allowLoopback: false, gateVariant: 'A' });
   // Multipart parsing only where audio is uploaded; every other route stays JSON-only.
   app.register(async (scope) => {
     await scope.register(multipart);
     const engine = deps.voiceprint;
     registerVoiceRoutes(scope, registry, guards, new VoiceService({ db: deps.db, runtime: deps.runtime, outbox: deps.outbox, engine }));
-    registerDetectionRoutes(scope, registry, guards, new DetectionService({ db: deps.db, engine }));
+    const reportDetections = webhookConfig.gateVariant === 'B';
+    registerDetectionRoutes(
+      scope,
+      registry,
+      guards,
+      deps.db,
+      new DetectionService({ db: deps.db, runtime: deps.runtime, engine, reportDetections }),
+    );
   });
   const checkpoints = deps.checkpoints ?? (await createCheckpointSigner(await generateSigningJwk(`ephemeral-${deps.runtime.newId()}`)));
   const audit = new AuditService({ db: deps.db, clock: deps.runtime.clock, checkpoints });
   const webhooks = new WebhookService({
     db: deps.db,
     runtime: deps.runtime,
-    settings: deps.webhooks ?? webhookSettings({ allowLoopback: false, gateVariant: 'A' }),
+    settings: webhookConfig,
   });
   registerAuditRoutes(app, registry, deps.db, guards, audit);
   registerWebhookRoutes(app, registry, guards, webhooks);

@@ -1,5 +1,6 @@
 import { PROBLEM_CONTENT_TYPE, ProblemError, toProblem } from '@vip/shared-schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import { asProblem } from './problems.js';
 import type { RouteTable } from './route-table.js';
 
@@ -10,7 +11,8 @@ import type { RouteTable } from './route-table.js';
 export function installErrorHandling(app: FastifyInstance, routes: RouteTable): void {
   app.setErrorHandler((error, request, reply) => {
     const problem = asProblem(error);
-    if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (isDatabaseUnavailable(error)) request.log.warn({ err: error }, 'database unavailable');
+    else if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
     sendProblem(request, reply, problem);
   });
 

@@ -45,6 +45,8 @@ export async function readMultipartForm(request: FastifyRequest, spec: FormSpec)
         if (!spec.fields.includes(part.fieldname)) throw fieldError('unknown field');
         if (form.fields.has(part.fieldname)) throw fieldError('given more than once');
         if (part.valueTruncated) throw fieldError(`longer than ${MAX_FIELD_BYTES} bytes`);
+        // Postgres text cannot hold U+0000 (see http/routes.ts).
+        if (String(part.value).includes('\u0000')) throw fieldError('must not contain NUL characters');
         form.fields.set(part.fieldname, String(part.value));
       }
     }

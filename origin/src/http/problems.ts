@@ -1,4 +1,5 @@
 import { PROBLEM_CODES, type ProblemCode, ProblemError } from '@vip/shared-schema';
+import { isDatabaseUnavailable } from '../db/errors.js';
 
 /** Fastify's own failures, by error code, mapped onto the problem table. */
 const FASTIFY_CODES: Record<string, ProblemCode> = {
@@ -16,6 +17,10 @@ const codeForStatus = (status: number): ProblemCode | undefined =>
 /** Anything thrown becomes a ProblemError; only ours carry their own detail text. */
 export function asProblem(error: unknown): ProblemError {
   if (error instanceof ProblemError) return error;
+  // The server went away (restart, failover): the request may simply be sent again.
+  if (isDatabaseUnavailable(error)) {
+    return new ProblemError('unavailable', 'The database is unavailable; try again shortly.', { headers: { 'retry-after': '1' } });
+  }
   const { code, statusCode } = (error ?? {}) as { code?: unknown; statusCode?: unknown };
   const known = typeof code === 'string' ? FASTIFY_CODES[code] : undefined;
   if (known) return new ProblemError(known);

@@ -55,5 +55,27 @@ function parse(schema: z.ZodType | undefined, value: unknown, where: 'body' | 'q
   if (!schema) return undefined;
   const result = schema.safeParse(value);
   if (!result.success) throw validationProblem(result.error.issues, where);
+  const nul = pathOfNul(result.data, []);
+  if (nul) throw validationProblem([{ code: 'custom', path: nul, message: 'must not contain NUL characters', input: undefined }], where);
   return result.data;
+}
+
+/**
+ * Postgres text cannot hold U+0000, so a string carrying one would fail in the database as a 500.
+ * Refused here, once for every route, naming the field.
+ */
+function pathOfNul(value: unknown, path: PropertyKey[]): PropertyKey[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = pathOfNul(item, [...path, index]);
+      if (found) return found;
+    }
+  } else if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+    for (const [key, item] of Object.entries(value)) {
+      const found = pathOfNul(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return null;
 }
