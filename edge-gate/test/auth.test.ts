@@ -61,9 +61,13 @@ describe('gate authentication: Bearer access tokens (Variant A)', () => {
   });
   afterEach(() => fetchSpy.mockRestore());
 
-  it('accepts a valid access token of the origin', async () => {
-    const response = await gateCheck(body(), bearer(await accessTokenFor()));
+  it("accepts a valid access token of the origin's administrator (the first-party caller)", async () => {
+    const response = await gateCheck(body(), bearer(await accessTokenFor({ role: 'admin' })));
     expect(response.status).toBe(200);
+  });
+
+  it("refuses a valid non-admin user token asking in a platform's name with 403 platform_mismatch", async () => {
+    await expectProblem(await gateCheck(body(), bearer(await accessTokenFor({ role: 'owner' }))), 403, 'platform_mismatch');
   });
 
   it('refuses an unsigned token (alg none)', async () => {
@@ -123,7 +127,7 @@ describe('gate authentication: Bearer access tokens (Variant A)', () => {
   });
 
   it('serves the origin keys from a cache rather than fetching per request', async () => {
-    const token = await accessTokenFor();
+    const token = await accessTokenFor({ role: 'admin' });
     fetchSpy.mockClear();
     for (let i = 0; i < 3; i++) expect((await gateCheck(body(), bearer(token))).status).toBe(200);
     expect(fetchSpy).not.toHaveBeenCalled();

@@ -71,7 +71,7 @@ describe('POST /api/v1/protect/authorizations/redeem: happy path', () => {
     try {
       const key = await newPlatformKey();
       const { record } = await licensedVoice(key.platformName, ['podcast']);
-      const bearer = { authorization: `Bearer ${await accessTokenFor({ sub: crypto.randomUUID() })}` };
+      const bearer = { authorization: `Bearer ${await accessTokenFor({ sub: crypto.randomUUID(), role: 'admin' })}` };
       const gate = await SELF.fetch(
         `${EDGE}${GATE_PATH}`,
         jsonPost({ voice_id: record.voice_id, platform_name: key.platformName, intended_use: 'podcast' }, bearer),

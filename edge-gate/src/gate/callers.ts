@@ -10,6 +10,20 @@ export function gateLimit(config: EdgeConfig, caller: Caller, route: 'gate' | 'r
   return { key: `${route}:${id}`, quota: config.limits.gatePerMinute, windowSeconds: 60 };
 }
 
+/**
+ * Why this caller may not ask in `platformName`'s name, or null when it may. An API key speaks for
+ * its own platform only. A user token is the spec's first-party caller: only an administrator's
+ * may name a platform, or any logged-in user could learn which platforms hold licences for a voice
+ * and collect approvals in their names. Anonymous Variant B callers are the public gate.
+ */
+export function platformRefusal(caller: Caller, platformName: string): string | null {
+  if (caller.kind === 'platform' && caller.platform_name !== platformName) return 'This API key belongs to another platform.';
+  if (caller.kind === 'user' && caller.role !== 'admin') {
+    return "Only an administrator's token may ask in a platform's name; a platform uses its own API key.";
+  }
+  return null;
+}
+
 /** Who may redeem a token issued to this caller: the same platform or user; anyone for anonymous. */
 export const holderOf = (caller: Caller): string =>
   caller.kind === 'platform' ? `platform:${caller.platform_name}` : caller.kind === 'user' ? `user:${caller.user_id}` : 'anonymous';

@@ -9,9 +9,15 @@ export function licenseUrl(config: EdgeConfig, voiceId: string): string {
   return url.toString();
 }
 
-/** Variant A keeps `approval_token` until the sunset date, or longer when a setting says so. */
+/**
+ * Variant A keeps `approval_token` until the sunset date, or longer when a setting says so. The
+ * sunset is the day's last whole second (23:59:59, for the `Sunset` header); the alias lives to
+ * the day's last millisecond, so the whole of it, not only up to 23:59:59.000.
+ */
 export function approvalAliasActive(config: EdgeConfig, nowMs: number): boolean {
-  return config.approvalAlias.keepAfterSunset || nowMs <= config.approvalAlias.sunset.getTime();
+  const sunset = config.approvalAlias.sunset;
+  const dayAfter = Date.UTC(sunset.getUTCFullYear(), sunset.getUTCMonth(), sunset.getUTCDate() + 1);
+  return config.approvalAlias.keepAfterSunset || nowMs < dayAfter;
 }
 
 /** RFC 9745 `Deprecation: @<unix seconds>` and RFC 8594 `Sunset: <HTTP-date>`. */

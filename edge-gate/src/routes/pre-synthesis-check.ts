@@ -4,7 +4,7 @@ import type { Hono } from 'hono';
 import { gateAuthentication } from '../auth/authenticate.js';
 import { readVoiceFromKv } from '../edge-index/voices.js';
 import { admitAndRecord, checkIdInShard, recordDecision, shardOfKey } from '../gate/audit-outbox.js';
-import { auditedCaller, gateLimit, holderOf } from '../gate/callers.js';
+import { auditedCaller, gateLimit, holderOf, platformRefusal } from '../gate/callers.js';
 import { applyRateDecision } from '../gate/rate-limit.js';
 import { auditFields, shapeResult } from '../gate/results.js';
 import { evaluate, type GateQuery } from '../gate/rules.js';
@@ -34,9 +34,8 @@ export function mountPreSynthesisCheck(app: Hono<AppEnv>) {
     let request: Awaited<ReturnType<typeof jsonBody<typeof contract.body>>>;
     try {
       request = await jsonBody(c, contract.body);
-      if (caller.kind === 'platform' && caller.platform_name !== request.platform_name) {
-        throw new ProblemError('platform_mismatch', 'This API key belongs to another platform.');
-      }
+      const refusal = platformRefusal(caller, request.platform_name);
+      if (refusal) throw new ProblemError('platform_mismatch', refusal);
     } catch (error) {
       // Counted all the same; the limit's answer comes first.
       applyRateDecision(c, limit, await admitAndRecord(c.env, limit, runtime.now(), null));

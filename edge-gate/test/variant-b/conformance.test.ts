@@ -1,6 +1,6 @@
 import { SELF } from 'cloudflare:test';
 import { demoResponseVariantBSchema } from '@vip/shared-schema';
-import { afterEach, beforeEach, describe, expect, it, type MockInstance } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, type MockInstance, onTestFinished } from 'vitest';
 import { findAuditRecord } from '../audit-support.js';
 import {
   accessTokenFor,
@@ -190,7 +190,7 @@ describe('spec 5.4: a public gate; credentials raise its limit and enable full a
     const bearer = await readJson(
       await gateCheck(
         { voice_id: crypto.randomUUID(), platform_name: 'Own Studio', intended_use: 'music' },
-        { authorization: `Bearer ${await accessTokenFor({ sub: userId })}` },
+        { authorization: `Bearer ${await accessTokenFor({ sub: userId, role: 'admin' })}` },
       ),
     );
     expect(await findAuditRecord(bearer.check_id as string)).toMatchObject({ caller_type: 'user', caller_id: userId });
@@ -207,7 +207,10 @@ describe('spec 5.4: a public gate; credentials raise its limit and enable full a
     const withKey = await gateCheck(request(key.platformName), { ...anonymous(ip), 'x-api-key': key.apiKey });
     expect(withKey.status).toBe(200);
     expect(withKey.headers.get('ratelimit-policy')).toBe('"default";q=1000;w=60');
-    const withToken = await gateCheck(request('Own Studio'), { ...anonymous(ip), authorization: `Bearer ${await accessTokenFor()}` });
+    const withToken = await gateCheck(request('Own Studio'), {
+      ...anonymous(ip),
+      authorization: `Bearer ${await accessTokenFor({ role: 'admin' })}`,
+    });
     expect(withToken.status).toBe(200);
     expect(withToken.headers.get('ratelimit-policy')).toBe('"default";q=1000;w=60');
   });
@@ -224,6 +227,19 @@ describe('spec 7: errors of the pre-synthesis check in Variant B', () => {
     const key = await newPlatformKey();
     await expectProblem(
       await gateCheck({ voice_id: crypto.randomUUID(), platform_name: 'Not Mine', intended_use: 'podcast' }, { 'x-api-key': key.apiKey }),
+      403,
+      'platform_mismatch',
+    );
+  });
+
+  it("403 when a non-admin user's token names a platform (a credential is never silently ignored)", async () => {
+    const jwks = await serveOriginJwks();
+    onTestFinished(() => jwks.mockRestore());
+    await expectProblem(
+      await gateCheck(
+        { voice_id: crypto.randomUUID(), platform_name: 'Anyone', intended_use: 'podcast' },
+        { authorization: `Bearer ${await accessTokenFor({ role: 'owner' })}` },
+      ),
       403,
       'platform_mismatch',
     );
