@@ -1,0 +1,132 @@
+import type { z } from 'zod';
+import * as audit from '../routes/origin-audit.js';
+import * as identity from '../routes/origin-identity.js';
+import * as registry from '../routes/origin-registry.js';
+import * as voices from '../routes/origin-voices.js';
+import * as webhooks from '../routes/origin-webhooks.js';
+import type { enrollFieldsSchema } from '../voices.js';
+import {
+  type BodyOf,
+  type CallOptions,
+  type ClientOptions,
+  callRoute,
+  createTransport,
+  type JsonRoute,
+  type QueryOf,
+  type ResultOf,
+} from './http.js';
+
+/**
+ * The owner and admin side of the service (the origin). Bearer access tokens come from `login`;
+ * a platform's API key reads its own audit entries. Every request and result type is read off the
+ * route contracts in shared-schema/src/routes/origin-*.ts.
+ */
+export type OriginClientOptions = ClientOptions;
+
+/** One recording: a Blob/File, or bytes with a file name (the origin detects the format from the content). */
+export type AudioInput = Blob | { data: Blob | ArrayBuffer | Uint8Array; filename: string; type?: string };
+
+export type EnrollInput = z.input<typeof enrollFieldsSchema> & { audio: readonly AudioInput[] };
+export type CompareInput = { audio1: AudioInput } & ({ audio2: AudioInput; voice_id?: never } | { voice_id: string; audio2?: never });
+
+/** Spelled this way because the DOM and Node typings name the part type differently. */
+type BlobPartOf = NonNullable<ConstructorParameters<typeof Blob>[0]>[number];
+
+function appendAudio(form: FormData, field: string, audio: AudioInput, index: number): void {
+  if (audio instanceof Blob) {
+    form.append(field, audio, 'name' in audio && typeof audio.name === 'string' ? audio.name : `${field}-${index}`);
+    return;
+  }
+  const blob =
+    audio.data instanceof Blob ? audio.data : new Blob([audio.data as BlobPartOf], { type: audio.type ?? 'application/octet-stream' });
+  form.append(field, blob, audio.filename);
+}
+
+export function createOriginClient(options: OriginClientOptions) {
+  const transport = createTransport(options);
+  const call = <C extends JsonRoute>(
+    contract: C,
+    input: { params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown },
+    callOptions?: CallOptions,
+  ): Promise<ResultOf<C>> => callRoute(transport, contract, input, callOptions);
+  const json = <C extends JsonRoute>(contract: C, body: BodyOf<C>, params?: Record<string, string>, callOptions?: CallOptions) =>
+    call(contract, { body, params }, callOptions);
+
+  return {
+    auth: {
+      register: (body: BodyOf<typeof identity.registerRoute>, o?: CallOptions) => json(identity.registerRoute, body, undefined, o),
+      login: (body: BodyOf<typeof identity.loginRoute>, o?: CallOptions) => json(identity.loginRoute, body, undefined, o),
+      refresh: (refreshToken: string, o?: CallOptions) => json(identity.refreshRoute, { refresh_token: refreshToken }, undefined, o),
+    },
+    platforms: {
+      create: (body: BodyOf<typeof identity.createPlatformRoute>, o?: CallOptions) =>
+        json(identity.createPlatformRoute, body, undefined, o),
+      list: (o?: CallOptions) => call(identity.listPlatformsRoute, {}, o),
+      createApiKey: (platformId: string, o?: CallOptions) => json(identity.createApiKeyRoute, {}, { platform_id: platformId }, o),
+      listApiKeys: (platformId: string, o?: CallOptions) => call(identity.listApiKeysRoute, { params: { platform_id: platformId } }, o),
+      revokeApiKey: (platformId: string, keyId: string, o?: CallOptions) =>
+        call(identity.revokeApiKeyRoute, { params: { platform_id: platformId, key_id: keyId } }, o),
+    },
+    consents: {
+      /** The biometric consent an enrollment needs; one consent serves one voice. */
+      grantBiometric: (body: BodyOf<typeof voices.grantConsentRoute>, o?: CallOptions) =>
+        json(voices.grantConsentRoute, body, undefined, o),
+    },
+    voices: {
+      enroll: (input: EnrollInput, o?: CallOptions) => {
+        const form = new FormData();
+        form.set('name', input.name);
+        form.set('consent_id', input.consent_id);
+        for (const [index, audio] of input.audio.entries()) appendAudio(form, 'audio', audio, index);
+        return call(voices.enrollVoiceRoute, { body: form }, o);
+      },
+      list: (query: QueryOf<typeof voices.listVoicesRoute> = {}, o?: CallOptions) => call(voices.listVoicesRoute, { query }, o),
+      delete: (voiceId: string, o?: CallOptions) => call(voices.deleteVoiceRoute, { params: { voice_id: voiceId } }, o),
+      /** Synthesis consent: `active` lets the gate approve (with a licence), `withdrawn` stops approvals. */
+      setConsent: (voiceId: string, status: BodyOf<typeof registry.setVoiceConsentRoute>['status'], o?: CallOptions) =>
+        json(registry.setVoiceConsentRoute, { status }, { voice_id: voiceId }, o),
+    },
+    licenses: {
+      create: (voiceId: string, body: BodyOf<typeof registry.createLicenseRoute>, o?: CallOptions) =>
+        json(registry.createLicenseRoute, body, { voice_id: voiceId }, o),
+      list: (voiceId: string, o?: CallOptions) => call(registry.listLicensesRoute, { params: { voice_id: voiceId } }, o),
+      renew: (voiceId: string, licenseId: string, body: BodyOf<typeof registry.renewLicenseRoute>, o?: CallOptions) =>
+        json(registry.renewLicenseRoute, body, { voice_id: voiceId, license_id: licenseId }, o),
+      revoke: (voiceId: string, licenseId: string, o?: CallOptions) =>
+        call(registry.revokeLicenseRoute, { params: { voice_id: voiceId, license_id: licenseId } }, o),
+    },
+    detection: {
+      compare: (input: CompareInput, o?: CallOptions) => {
+        const form = new FormData();
+        appendAudio(form, 'audio1', input.audio1, 1);
+        if (input.audio2 !== undefined) appendAudio(form, 'audio2', input.audio2, 2);
+        if (input.voice_id !== undefined) form.set('voice_id', input.voice_id);
+        return call(voices.compareVoicesRoute, { body: form }, o);
+      },
+    },
+    webhooks: {
+      register: (body: BodyOf<typeof webhooks.registerWebhookRoute>, o?: CallOptions) =>
+        json(webhooks.registerWebhookRoute, body, undefined, o),
+      list: (o?: CallOptions) => call(webhooks.listWebhooksRoute, {}, o),
+      delete: (webhookId: string, o?: CallOptions) => call(webhooks.deleteWebhookRoute, { params: { webhook_id: webhookId } }, o),
+      /** Sends one signed `webhook.test` delivery now and reports the outcome. */
+      test: (webhookId: string, o?: CallOptions) => call(webhooks.testWebhookRoute, { params: { webhook_id: webhookId } }, o),
+      /** Resumes deliveries to an endpoint a 410 Gone disabled. */
+      enable: (webhookId: string, o?: CallOptions) => call(webhooks.enableWebhookRoute, { params: { webhook_id: webhookId } }, o),
+      rotateSecret: (webhookId: string, o?: CallOptions) =>
+        call(webhooks.rotateWebhookSecretRoute, { params: { webhook_id: webhookId } }, o),
+    },
+    audit: {
+      /** Bearer owner: entries of their voices; admin: all; API key: its platform's checks. */
+      list: (query: QueryOf<typeof audit.auditLogRoute> = {}, o?: CallOptions) => call(audit.auditLogRoute, { query }, o),
+      /** Admin only. */
+      verify: (query: QueryOf<typeof audit.auditVerifyRoute> = {}, o?: CallOptions) => call(audit.auditVerifyRoute, { query }, o),
+      checkpoints: (query: QueryOf<typeof audit.auditCheckpointsRoute> = {}, o?: CallOptions) =>
+        call(audit.auditCheckpointsRoute, { query }, o),
+      latestCheckpoint: (o?: CallOptions) => call(audit.latestAuditCheckpointRoute, {}, o),
+      checkpointKeys: (o?: CallOptions) => call(audit.auditCheckpointKeysRoute, {}, o),
+    },
+  };
+}
+
+export type OriginClient = ReturnType<typeof createOriginClient>;
