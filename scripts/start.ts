@@ -3,6 +3,9 @@
  * start needs (JWT signing keys, the origin-edge internal secret) under DATA_DIR, then runs the
  * origin (Fastify on PGlite unless DATABASE_URL is set) and the edge Worker (wrangler dev, workerd)
  * wired to each other. Ctrl-C stops both.
+ *
+ * `preparePlanes` is exported so that tests can start, stop and restart one plane at a time with
+ * exactly the command and environment this script uses (test/support/service.ts `startPlanes`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -14,13 +17,22 @@ import { freePort } from './free-port.js';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
 
-const settings = {
-  originPort: Number(process.env.ORIGIN_PORT ?? 8080),
-  edgePort: Number(process.env.EDGE_PORT ?? 8787),
-  dataDir: resolve(process.env.DATA_DIR ?? join(root, '.data')),
-};
-const originUrl = `http://127.0.0.1:${settings.originPort}`;
-const edgeUrl = `http://127.0.0.1:${settings.edgePort}`;
+type Env = Record<string, string | undefined>;
+
+export interface PlaneSettings {
+  originPort: number;
+  edgePort: number;
+  dataDir: string;
+}
+
+/** `ORIGIN_PORT`, `EDGE_PORT` and `DATA_DIR`, with `npm start`'s defaults. */
+export function planeSettings(env: Env = process.env): PlaneSettings {
+  return {
+    originPort: Number(env.ORIGIN_PORT ?? 8080),
+    edgePort: Number(env.EDGE_PORT ?? 8787),
+    dataDir: resolve(env.DATA_DIR ?? join(root, '.data')),
+  };
+}
 
 interface Secrets {
   internal_secret: string;
@@ -47,8 +59,8 @@ function writePrivate(path: string, contents: string) {
 }
 
 /** Creates what is missing (a data folder from an older version gains its new keys) and keeps the rest. */
-function loadOrCreateSecrets(): Secrets {
-  const path = join(settings.dataDir, 'secrets.json');
+function loadOrCreateSecrets(dataDir: string): Secrets {
+  const path = join(dataDir, 'secrets.json');
   const existing: Partial<Secrets> = existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : {};
   const secrets: Secrets = {
     internal_secret: existing.internal_secret ?? randomBytes(32).toString('base64url'),
@@ -65,48 +77,35 @@ function loadOrCreateSecrets(): Secrets {
 }
 
 /** Settings passed through to the planes unchanged when the caller sets them. */
-const passThrough = (names: string[]) =>
-  Object.fromEntries(names.filter((n) => process.env[n] !== undefined).map((n) => [n, process.env[n]!]));
+const passThrough = (env: Env, names: string[]) => Object.fromEntries(names.filter((n) => env[n] !== undefined).map((n) => [n, env[n]!]));
 
-function prefixLines(child: ChildProcess, label: string) {
-  for (const [stream, out] of [
-    [child.stdout, process.stdout],
-    [child.stderr, process.stderr],
-  ] as const) {
-    let pending = '';
-    stream?.on('data', (chunk: Buffer) => {
-      const lines = (pending + chunk.toString()).split('\n');
-      pending = lines.pop() ?? '';
-      for (const line of lines) out.write(`[${label}] ${line}\n`);
-    });
-  }
+/** How one plane is started: the command, its arguments and its whole environment. */
+export interface PlaneLaunch {
+  name: 'origin' | 'edge';
+  /** Where it serves once started. */
+  url: string;
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Env;
 }
 
-async function waitUntilServing(url: string, child: ChildProcess, deadlineMs: number): Promise<void> {
-  while (Date.now() < deadlineMs) {
-    if (child.exitCode !== null) throw new Error(`${url} exited with ${child.exitCode} before serving`);
-    try {
-      const response = await fetch(`${url}/openapi.json`);
-      if (response.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  throw new Error(`${url} did not start serving in time`);
-}
-
-async function main() {
-  const startedAt = Date.now();
+/**
+ * Makes DATA_DIR ready (secrets loaded or generated, the edge's env file written) and returns how
+ * each plane is started, wired to the other. `env` is the environment both planes inherit.
+ */
+export async function preparePlanes(settings: PlaneSettings, env: Env = process.env): Promise<{ origin: PlaneLaunch; edge: PlaneLaunch }> {
+  const originUrl = `http://127.0.0.1:${settings.originPort}`;
+  const edgeUrl = `http://127.0.0.1:${settings.edgePort}`;
   mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
-  const secrets = loadOrCreateSecrets();
+  const secrets = loadOrCreateSecrets(settings.dataDir);
 
   const edgeVars = {
     INTERNAL_SECRET: secrets.internal_secret,
     AUTH_TOKEN_PRIVATE_JWK: JSON.stringify(secrets.auth_token_private_jwk),
     ORIGIN_URL: originUrl,
-    LICENSING_URL: process.env.LICENSING_URL ?? `${originUrl}/licensing`,
-    ...passThrough(['GATE_VARIANT', 'APPROVAL_TOKEN_SUNSET', 'KEEP_APPROVAL_TOKEN_ALIAS', 'AUTHORIZATION_TOKEN_TTL_SECONDS']),
+    LICENSING_URL: env.LICENSING_URL ?? `${originUrl}/licensing`,
+    ...passThrough(env, ['GATE_VARIANT', 'APPROVAL_TOKEN_SUNSET', 'KEEP_APPROVAL_TOKEN_ALIAS', 'AUTHORIZATION_TOKEN_TTL_SECONDS']),
   };
   const edgeEnvFile = join(settings.dataDir, 'edge.env');
   // Single quotes: dotenv takes such values literally, and JWK JSON and base64url never contain one.
@@ -117,10 +116,14 @@ async function main() {
       .join('\n')}\n`,
   );
 
-  const origin = spawn(bin('tsx'), [join(root, 'origin/src/main.ts')], {
+  const origin: PlaneLaunch = {
+    name: 'origin',
+    url: originUrl,
+    command: bin('tsx'),
+    args: [join(root, 'origin/src/main.ts')],
     cwd: root,
     env: {
-      ...process.env,
+      ...env,
       ORIGIN_PORT: String(settings.originPort),
       DATA_DIR: settings.dataDir,
       EDGE_URL: edgeUrl,
@@ -129,13 +132,12 @@ async function main() {
       CHECKPOINT_PRIVATE_JWK: JSON.stringify(secrets.checkpoint_private_jwk),
       LICENSING_URL: edgeVars.LICENSING_URL,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  prefixLines(origin, 'origin');
-
-  const edge = spawn(
-    bin('wrangler'),
-    [
+  };
+  const edge: PlaneLaunch = {
+    name: 'edge',
+    url: edgeUrl,
+    command: bin('wrangler'),
+    args: [
       'dev',
       '--config',
       join(root, 'wrangler.toml'),
@@ -153,18 +155,59 @@ async function main() {
       'warn',
       '--show-interactive-dev-session=false',
     ],
-    {
-      cwd: root,
-      env: {
-        ...process.env,
-        WRANGLER_SEND_METRICS: 'false',
-        CLOUDFLARE_CF_FETCH_ENABLED: 'false',
-        WRANGLER_LOG_PATH: join(settings.dataDir, 'wrangler-logs'),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: root,
+    env: {
+      ...env,
+      WRANGLER_SEND_METRICS: 'false',
+      CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+      WRANGLER_LOG_PATH: join(settings.dataDir, 'wrangler-logs'),
     },
-  );
-  prefixLines(edge, 'edge');
+  };
+  return { origin, edge };
+}
+
+function prefixLines(child: ChildProcess, label: string) {
+  for (const [stream, out] of [
+    [child.stdout, process.stdout],
+    [child.stderr, process.stderr],
+  ] as const) {
+    let pending = '';
+    stream?.on('data', (chunk: Buffer) => {
+      const lines = (pending + chunk.toString()).split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) out.write(`[${label}] ${line}\n`);
+    });
+  }
+}
+
+/** Resolves once `url` serves its OpenAPI document; rejects when `child` exits first or the deadline passes. */
+export async function waitUntilServing(url: string, child: ChildProcess, deadlineMs: number): Promise<void> {
+  while (Date.now() < deadlineMs) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${url} exited with ${child.exitCode ?? child.signalCode} before serving`);
+    }
+    try {
+      const response = await fetch(`${url}/openapi.json`);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`${url} did not start serving in time`);
+}
+
+async function main() {
+  const startedAt = Date.now();
+  const launches = await preparePlanes(planeSettings());
+  const [originUrl, edgeUrl] = [launches.origin.url, launches.edge.url];
+  const spawnPlane = (launch: PlaneLaunch) => {
+    const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    prefixLines(child, launch.name);
+    return child;
+  };
+  const origin = spawnPlane(launches.origin);
+  const edge = spawnPlane(launches.edge);
 
   const children = [origin, edge];
   let stopping = false;
@@ -202,7 +245,10 @@ async function main() {
   );
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+// Run as a script (`npm start`, `tsx scripts/start.ts`); imported, it only lends its helpers.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../scripts/free-port.js';
+import { type PlaneLaunch, preparePlanes, waitUntilServing } from '../../scripts/start.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -86,4 +87,133 @@ export async function eventually(probe: () => Promise<boolean>, timeoutMs: numbe
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`condition not met within ${timeoutMs} ms`);
+}
+
+/** One plane of a `startPlanes` service: a process the test can stop (gracefully or by a crash) and start again. */
+export interface Plane {
+  readonly name: 'origin' | 'edge';
+  readonly url: string;
+  /** Process id of the plane's top process while it runs. */
+  pid(): number | null;
+  /** Starts the plane (again, on the same port and data) and resolves once it serves `/openapi.json`. */
+  start(): Promise<void>;
+  /**
+   * Signals the plane's whole process group (tsx and node; wrangler and workerd) and resolves once every
+   * process of it is gone. SIGTERM is a clean stop, SIGKILL a crash.
+   */
+  stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+  /** Freezes every process of the plane (SIGSTOP): it keeps its sockets but answers nothing until `resume`. */
+  pause(): void;
+  resume(): void;
+}
+
+export interface RunningPlanes {
+  originUrl: string;
+  edgeUrl: string;
+  dataDir: string;
+  origin: Plane;
+  edge: Plane;
+  /** Everything both planes printed so far, each line prefixed with `[origin]` or `[edge]`. */
+  output: () => string;
+  /** Stops both planes; `removeData` then deletes the data folder (keep it after a failure: it holds planes.log). */
+  stop: (options?: { removeData?: boolean }) => Promise<void>;
+}
+
+/**
+ * Starts the two planes as separate processes, with the very commands and environment `npm start`
+ * gives them (`preparePlanes` from scripts/start.ts), so a test can stop or restart one of them
+ * while the other keeps running.
+ */
+export async function startPlanes(options: ServiceOptions = {}): Promise<RunningPlanes> {
+  const [originPort, edgePort] = [await freePort(), await freePort()];
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'vip-faults-'));
+  const launches = await preparePlanes({ originPort, edgePort, dataDir }, { ...process.env, ...options.env });
+  let output = '';
+  // Also kept in the data folder, to read after a failed run.
+  const log = createWriteStream(join(dataDir, 'planes.log'), { flags: 'a' });
+  const write = (text: string) => {
+    output += text;
+    log.write(text);
+  };
+  const origin = planeProcess(launches.origin, write);
+  const edge = planeProcess(launches.edge, write);
+  try {
+    await Promise.all([origin.start(), edge.start()]);
+  } catch (error) {
+    await Promise.all([origin.stop('SIGKILL'), edge.stop('SIGKILL')]);
+    throw new Error(`${(error as Error).message}\n${output}`);
+  }
+  return {
+    originUrl: launches.origin.url,
+    edgeUrl: launches.edge.url,
+    dataDir,
+    origin,
+    edge,
+    output: () => output,
+    stop: async ({ removeData = false } = {}) => {
+      await Promise.all([origin.stop(), edge.stop()]);
+      await new Promise((resolve) => log.end(resolve));
+      if (removeData) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function planeProcess(launch: PlaneLaunch, write: (text: string) => void): Plane {
+  let child: ChildProcess | null = null;
+  /** Signals the process group; false when none of it is left. */
+  const signalGroup = (pgid: number, signal: NodeJS.Signals | 0) => {
+    try {
+      process.kill(-pgid, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const groupAlive = (pgid: number) => signalGroup(pgid, 0);
+  return {
+    name: launch.name,
+    url: launch.url,
+    pid: () => (child && child.exitCode === null && child.signalCode === null ? (child.pid ?? null) : null),
+    async start() {
+      if (child && groupAlive(child.pid!)) throw new Error(`${launch.name} is already running`);
+      // Its own process group, so a stop reaches every process the plane spawned.
+      const started = spawn(launch.command, launch.args, {
+        cwd: launch.cwd,
+        env: launch.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      child = started;
+      for (const stream of [started.stdout, started.stderr]) {
+        let pending = '';
+        stream?.on('data', (chunk: Buffer) => {
+          const lines = (pending + chunk.toString()).split('\n');
+          pending = lines.pop() ?? '';
+          for (const line of lines) write(`[${launch.name}] ${line}\n`);
+        });
+      }
+      await waitUntilServing(launch.url, started, Date.now() + 110_000);
+    },
+    pause() {
+      if (child?.pid) signalGroup(child.pid, 'SIGSTOP');
+    },
+    resume() {
+      if (child?.pid) signalGroup(child.pid, 'SIGCONT');
+    },
+    async stop(signal = 'SIGTERM') {
+      const running = child;
+      if (!running?.pid || !groupAlive(running.pid)) return;
+      const exited = running.exitCode === null && running.signalCode === null ? new Promise((r) => running.once('exit', r)) : null;
+      signalGroup(running.pid, signal);
+      // A paused plane must run again to act on SIGTERM.
+      signalGroup(running.pid, 'SIGCONT');
+      const force = setTimeout(() => signalGroup(running.pid!, 'SIGKILL'), 10_000);
+      await exited;
+      // Bounded: a process whose parent died may linger as a zombie where nothing reaps orphans.
+      for (const deadline = Date.now() + 12_000; groupAlive(running.pid) && Date.now() < deadline; ) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      clearTimeout(force);
+    },
+  };
 }

@@ -1,0 +1,74 @@
+/**
+ * Every fault the suite injects, per test file, with the numbers that size it. The test files read
+ * their parameters from here, so this table and what runs stay the same thing; docs/FAULTS.md
+ * describes each entry.
+ */
+export interface FaultEntry {
+  /** What is done to the running service. */
+  fault: string;
+  /** How many times one run of the file does it. */
+  injected: number;
+}
+
+export const ORIGIN_DOWN = {
+  /** Rounds of traffic while the origin is down: a gate check per outcome, a redemption and its repeat. */
+  roundsWhileDown: 6,
+  faults: [{ fault: 'origin process group killed (SIGKILL) while the edge keeps serving; restarted on the same data dir', injected: 1 }],
+} as const satisfies { faults: readonly FaultEntry[] } & Record<string, unknown>;
+
+const POSTGRES_DOWN_SECONDS = 3;
+export const POSTGRES_RESTART = {
+  /** How long the server stays down in the second fault. */
+  downSeconds: POSTGRES_DOWN_SECONDS,
+  /** Steady load before the first fault, between the faults and after the last one. */
+  steadyMs: 2_000,
+  /** A request that has not answered in this long counts as hung. */
+  hangMs: 15_000,
+  /** After the server is back, the origin must take writes again within this long, as the same process. */
+  recoveryMs: 10_000,
+  faults: [
+    { fault: 'private Postgres restarted under load: pg_ctl restart -m fast (sessions terminated)', injected: 1 },
+    { fault: `private Postgres stopped under load (pg_ctl stop -m fast), down ${POSTGRES_DOWN_SECONDS} s, started again`, injected: 1 },
+  ],
+} as const satisfies { faults: readonly FaultEntry[] } & Record<string, unknown>;
+
+const HUNG_ATTEMPTS = 2;
+export const WEBHOOK_RECEIVER_HANGS = {
+  /** Delivery attempts the receiver reads and never answers before it starts answering. */
+  hungAttempts: HUNG_ATTEMPTS,
+  /** WEBHOOK_TIMEOUT_SECONDS in the test (15 in production): long enough that blocking behind a hung attempt shows. */
+  timeoutSeconds: 5,
+  /** WEBHOOK_RETRY_SCHEDULE: at once, then a second after each failed attempt. */
+  retrySchedule: '0,1,1,1,1,1,1,1',
+  /**
+   * A healthy endpoint gets each event within this long of its commit: the worker's 1 s poll, plus at most
+   * 1 s that a round waits for attempts it started, plus margin for a loaded machine. Blocked behind the
+   * hung attempt, as before the fix, it took the whole timeout (6 s measured with 5 s).
+   */
+  promptMs: 3_500,
+  faults: [{ fault: 'webhook receiver reads the request and never answers (each attempt must time out)', injected: HUNG_ATTEMPTS }],
+} as const satisfies { faults: readonly FaultEntry[] } & Record<string, unknown>;
+
+export const EDGE_RESTART = {
+  /** Tokens issued before the crash, and how many of them are redeemed before it. */
+  tokensIssued: 6,
+  redeemedBefore: 2,
+  /** Redemptions of one token raced at once after the restart. */
+  concurrentRedemptions: 8,
+  faults: [
+    { fault: 'origin frozen (SIGSTOP) so the records made before the crash exist only in the edge', injected: 1 },
+    { fault: 'edge process group killed (SIGKILL: wrangler and workerd), restarted on the same --persist-to', injected: 1 },
+  ],
+} as const satisfies { faults: readonly FaultEntry[] } & Record<string, unknown>;
+
+export const FAULT_SUITE = {
+  'origin-down.test.ts': ORIGIN_DOWN.faults,
+  'postgres-restart.test.ts': POSTGRES_RESTART.faults,
+  'webhook-receiver-hangs.test.ts': WEBHOOK_RECEIVER_HANGS.faults,
+  'edge-restart.test.ts': EDGE_RESTART.faults,
+} as const;
+
+/** Faults one run of the whole suite injects. */
+export const FAULTS_INJECTED = Object.values(FAULT_SUITE)
+  .flat()
+  .reduce((sum, entry) => sum + entry.injected, 0);

@@ -1,0 +1,335 @@
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, json } from '../support/service.js';
+import {
+  type Actor,
+  EDGE_CONTRACTS,
+  expectProblem,
+  ORIGIN_CONTRACTS,
+  type Platform,
+  REDEEM_PATH,
+  type Receiver,
+  Security,
+  SPEAKERS,
+  startReceiver,
+} from './support.js';
+
+/**
+ * Threat: broken object-level authorization (OWASP API1). Owner B and platform P2 call every route
+ * with owner A's and platform P1's ids; DESIGN and origin/README say another owner's object answers
+ * 404 exactly like a missing one, and another platform is refused (403) or sees nothing.
+ */
+
+/** Owner-scoped: Bearer routes an owner may call (admin-only routes declare `forbidden`). */
+const ownerScoped = ORIGIN_CONTRACTS.filter((c) => c.auth.includes('bearer') && !c.problems.includes('forbidden')).map(
+  (c) => c.operationId,
+);
+/** Platform-scoped: routes an API key may call, on either plane. */
+const platformScoped = [...ORIGIN_CONTRACTS, ...EDGE_CONTRACTS].filter((c) => c.auth.includes('apiKey')).map((c) => c.operationId);
+/** Admin-only: routes that answer `forbidden` to a non-admin. */
+const adminOnly = ORIGIN_CONTRACTS.filter((c) => c.problems.includes('forbidden'));
+
+describe('object-level authorization: another owner, another platform', () => {
+  let s: Security;
+  let ownerA: Actor;
+  let ownerB: Actor;
+  let voiceA: string;
+  let voiceB: string;
+  let p1: Platform;
+  let p2: Platform;
+  let licenceA: { licenseId: string; token: string };
+  let licenceB: { licenseId: string; token: string };
+  let webhookA: string;
+  let checkOnA: string;
+  let receiver: Receiver;
+  const attempts: { route: string; input: string }[] = [];
+
+  const asB = () => ({ ...ownerB.auth });
+  const call = async (operationId: string, method: string, path: string, body?: unknown, headers: Record<string, string> = asB()) => {
+    attempts.push({ route: operationId, input: `${method} ${path}` });
+    return s.send(operationId, method, `${s.origin}${path}`, body, headers);
+  };
+  const in60Days = () => new Date(Date.now() + 60 * 86_400_000).toISOString();
+
+  /** What owner A has; compared before and after every attack. */
+  const stateOfA = async () => {
+    const voices = await json(await fetch(`${s.origin}/api/v1/voices`, { headers: ownerA.auth }));
+    const licences = await json(await fetch(`${s.origin}/api/v1/voices/${voiceA}/licenses`, { headers: ownerA.auth }));
+    const webhooks = await json(await fetch(`${s.origin}/api/v1/webhooks`, { headers: ownerA.auth }));
+    return { voices, licences, webhooks };
+  };
+
+  beforeAll(async () => {
+    s = await Security.start('ola', { WEBHOOK_ALLOW_LOOPBACK: 'true' });
+    receiver = await startReceiver();
+    [ownerA, ownerB] = [await s.owner('owner-a'), await s.owner('owner-b')];
+    [p1, p2] = [await s.platform('OLA Platform One'), await s.platform('OLA Platform Two')];
+    voiceA = await s.enroll(ownerA, 'Voice of A', SPEAKERS.a);
+    voiceB = await s.enroll(ownerB, 'Voice of B', SPEAKERS.b);
+    await s.setConsent(ownerA, voiceA, 'active');
+    licenceA = await s.license(ownerA, voiceA, p1.name);
+    licenceB = await s.license(ownerB, voiceB, p1.name);
+    const hook = await s.send(
+      'register webhook',
+      'POST',
+      `${s.origin}/api/v1/webhooks/register`,
+      { url: `${receiver.url}/a`, events: ['license.revoked'] },
+      ownerA.auth,
+    );
+    expect(hook.status).toBe(201);
+    webhookA = (await json(hook)).webhook_id as string;
+    await s.keyLive(p1.apiKey, p1.name);
+    await s.keyLive(p2.apiKey, p2.name);
+    const check = await s.gate(p1.apiKey, { voice_id: voiceA, platform_name: p1.name, intended_use: 'music' });
+    checkOnA = (await json(check)).check_id as string;
+    await eventually(async () => (await s.auditEntries(ownerA.auth, `check_id=${checkOnA}`)).length === 1, 15_000);
+  }, 240_000);
+
+  afterAll(async () => {
+    await receiver?.close();
+    await s?.stop();
+  });
+
+  /** One case per owner-scoped route; the keys must be exactly the routes the contracts declare. */
+  const ownerCases: Record<string, () => Promise<void>> = {
+    listVoices: async () => {
+      const response = await call('listVoices', 'GET', '/api/v1/voices');
+      expect(response.status).toBe(200);
+      const ids = ((await json(response)).voices as { voice_id: string }[]).map((v) => v.voice_id);
+      expect(ids).toContain(voiceB);
+      expect(ids).not.toContain(voiceA);
+    },
+    deleteVoice: async () => {
+      await expectProblem(await call('deleteVoice', 'DELETE', `/api/v1/voices/${voiceA}`), 404, 'not_found');
+    },
+    setVoiceConsent: async () => {
+      for (const status of ['withdrawn', 'active']) {
+        await expectProblem(await call('setVoiceConsent', 'PUT', `/api/v1/voices/${voiceA}/consent`, { status }), 404, 'not_found');
+      }
+    },
+    createLicense: async () => {
+      const body = { platform_name: p2.name, scopes: ['commercial'], expires_at: in60Days() };
+      await expectProblem(await call('createLicense', 'POST', `/api/v1/voices/${voiceA}/licenses`, body), 404, 'not_found');
+    },
+    listLicenses: async () => {
+      await expectProblem(await call('listLicenses', 'GET', `/api/v1/voices/${voiceA}/licenses`), 404, 'not_found');
+    },
+    renewLicense: async () => {
+      const body = { expires_at: in60Days() };
+      await expectProblem(
+        await call('renewLicense', 'POST', `/api/v1/voices/${voiceA}/licenses/${licenceA.licenseId}/renew`, body),
+        404,
+        'not_found',
+      );
+      // A's licence reached through B's own voice is still not B's.
+      await expectProblem(
+        await call('renewLicense', 'POST', `/api/v1/voices/${voiceB}/licenses/${licenceA.licenseId}/renew`, body),
+        404,
+        'not_found',
+      );
+    },
+    revokeLicense: async () => {
+      await expectProblem(
+        await call('revokeLicense', 'POST', `/api/v1/voices/${voiceA}/licenses/${licenceA.licenseId}/revoke`),
+        404,
+        'not_found',
+      );
+      await expectProblem(
+        await call('revokeLicense', 'POST', `/api/v1/voices/${voiceB}/licenses/${licenceA.licenseId}/revoke`),
+        404,
+        'not_found',
+      );
+      // And A cannot revoke B's licence through A's voice either.
+      await expectProblem(
+        await call('revokeLicense', 'POST', `/api/v1/voices/${voiceA}/licenses/${licenceB.licenseId}/revoke`, undefined, ownerA.auth),
+        404,
+        'not_found',
+      );
+    },
+    grantConsent: async () => {
+      // A consent is the caller's own: B cannot enroll with A's consent (nor A with B's).
+      const consentOfA = await s.consent(ownerA);
+      const form = await s.enrollForm('Stolen consent', consentOfA, SPEAKERS.b.slice(0, 1));
+      attempts.push({ route: 'grantConsent', input: 'enroll with another owner consent_id' });
+      const response = await s.call('grantConsent', `${s.origin}/api/v1/voices/enroll`, { method: 'POST', headers: asB(), body: form });
+      await expectProblem(response, 403, 'consent_required');
+    },
+    enrollVoice: async () => {
+      const consentOfB = await s.consent(ownerB);
+      const form = await s.enrollForm('Stolen consent', consentOfB, SPEAKERS.a.slice(0, 1));
+      attempts.push({ route: 'enrollVoice', input: 'enroll with another owner consent_id' });
+      const response = await s.call('enrollVoice', `${s.origin}/api/v1/voices/enroll`, {
+        method: 'POST',
+        headers: ownerA.auth,
+        body: form,
+      });
+      await expectProblem(response, 403, 'consent_required');
+    },
+    compareVoices: async () => {
+      const form = new FormData();
+      form.set('audio1', new Blob([await readFile(SPEAKERS.a[0]!)], { type: 'audio/ogg' }), 'probe.opus');
+      form.set('voice_id', voiceA);
+      attempts.push({ route: 'compareVoices', input: 'compare against another owner voice_id' });
+      const response = await s.call('compareVoices', `${s.origin}/api/v1/detection/compare`, {
+        method: 'POST',
+        headers: asB(),
+        body: form,
+      });
+      await expectProblem(response, 404, 'not_found');
+    },
+    registerWebhook: async () => {
+      // B's registration is B's: it never shows up for A, and A's never for B (listWebhooks below).
+      const response = await call('registerWebhook', 'POST', '/api/v1/webhooks/register', {
+        url: `${receiver.url}/b`,
+        events: ['voice.deleted'],
+      });
+      expect(response.status).toBe(201);
+      const idOfB = (await json(response)).webhook_id as string;
+      const ofA = await json(await fetch(`${s.origin}/api/v1/webhooks`, { headers: ownerA.auth }));
+      expect((ofA.webhooks as { webhook_id: string }[]).map((w) => w.webhook_id)).not.toContain(idOfB);
+      await expectProblem(
+        await s.send('deleteWebhook', 'DELETE', `${s.origin}/api/v1/webhooks/${idOfB}`, undefined, ownerA.auth),
+        404,
+        'not_found',
+      );
+    },
+    listWebhooks: async () => {
+      const response = await call('listWebhooks', 'GET', '/api/v1/webhooks');
+      expect(response.status).toBe(200);
+      expect(((await json(response)).webhooks as { webhook_id: string }[]).map((w) => w.webhook_id)).not.toContain(webhookA);
+    },
+    deleteWebhook: async () => {
+      await expectProblem(await call('deleteWebhook', 'DELETE', `/api/v1/webhooks/${webhookA}`), 404, 'not_found');
+    },
+    testWebhook: async () => {
+      const before = receiver.requests.length;
+      await expectProblem(await call('testWebhook', 'POST', `/api/v1/webhooks/${webhookA}/test`), 404, 'not_found');
+      expect(receiver.requests.length).toBe(before);
+    },
+    enableWebhook: async () => {
+      await expectProblem(await call('enableWebhook', 'POST', `/api/v1/webhooks/${webhookA}/enable`), 404, 'not_found');
+    },
+    rotateWebhookSecret: async () => {
+      await expectProblem(await call('rotateWebhookSecret', 'POST', `/api/v1/webhooks/${webhookA}/rotate-secret`), 404, 'not_found');
+    },
+    listAuditEntries: async () => {
+      for (const query of [`check_id=${checkOnA}`, `voice_id=${voiceA}`, `platform_name=${encodeURIComponent(p1.name)}`, '']) {
+        const response = await call('listAuditEntries', 'GET', `/api/v1/protect/audit-log?${query}`);
+        expect(response.status).toBe(200);
+        const entries = (await json(response)).entries as { check_id: string; voice_id: string | null }[];
+        expect(entries.map((e) => e.check_id)).not.toContain(checkOnA);
+        expect(entries.filter((e) => e.voice_id === voiceA)).toEqual([]);
+      }
+    },
+  };
+
+  it('has a cross-owner case for every owner-scoped route the contracts declare', () => {
+    expect(Object.keys(ownerCases).sort()).toEqual([...new Set(ownerScoped)].sort());
+  });
+
+  it("answers another owner's ids with 404 (or nothing visible) on every owner-scoped route, and changes nothing", async () => {
+    const before = await stateOfA();
+    for (const [route, attack] of Object.entries(ownerCases)) {
+      try {
+        await attack();
+      } catch (error) {
+        throw new Error(`${route}: ${(error as Error).message}`);
+      }
+    }
+    expect(await stateOfA()).toEqual(before);
+    // A's voice still stands at the edge exactly as before: consent active, A's licence honoured.
+    const answer = await s.approval(p1.apiKey, voiceA, p1.name);
+    expect(answer.status).toBe('approved');
+    // The test delivery B could not trigger was never sent.
+    expect(receiver.requests.filter((r) => r.url === '/a')).toEqual([]);
+  });
+
+  it('answers 403 to an owner on every admin-only route, and creates nothing', async () => {
+    const platformsBefore = await json(await fetch(`${s.origin}/api/v1/platforms`, { headers: s.admin.auth }));
+    const keysBefore = await json(await fetch(`${s.origin}/api/v1/platforms/${p1.platformId}/api-keys`, { headers: s.admin.auth }));
+    expect(adminOnly.length).toBeGreaterThan(0);
+    for (const contract of adminOnly) {
+      const path = contract.path.replace('{platform_id}', p1.platformId).replace('{key_id}', p1.keyId);
+      const body =
+        contract.method === 'post' ? (contract.operationId === 'createPlatform' ? { name: 'Owner made platform' } : {}) : undefined;
+      const response = await call(contract.operationId, contract.method.toUpperCase(), path, body);
+      await expectProblem(response, 403, 'forbidden');
+    }
+    expect(await json(await fetch(`${s.origin}/api/v1/platforms`, { headers: s.admin.auth }))).toEqual(platformsBefore);
+    expect(await json(await fetch(`${s.origin}/api/v1/platforms/${p1.platformId}/api-keys`, { headers: s.admin.auth }))).toEqual(
+      keysBefore,
+    );
+    // P1's key still works: the owner's revoke attempt did nothing.
+    await s.keyLive(p1.apiKey, p1.name);
+  });
+
+  /** One case per platform-scoped route (either plane). */
+  const platformCases: Record<string, () => Promise<void>> = {
+    preSynthesisCheck: async () => {
+      // P2's key naming P1 as the platform: the licence of P1 must not be borrowed.
+      attempts.push({ route: 'preSynthesisCheck', input: 'platform_name of another platform' });
+      const response = await s.gate(p2.apiKey, { voice_id: voiceA, platform_name: p1.name, intended_use: 'audiobook' });
+      await expectProblem(response, 403, 'platform_mismatch');
+      attempts.push({ route: 'preSynthesisCheck', input: "another platform's licence_token" });
+      const own = await s.gate(p2.apiKey, {
+        voice_id: voiceA,
+        platform_name: p2.name,
+        intended_use: 'audiobook',
+        license_token: licenceA.token,
+      });
+      expect(own.status).toBe(200);
+      expect(await json(own)).toMatchObject({ status: 'blocked' });
+    },
+    redeemAuthorization: async () => {
+      const approved = await s.approval(p1.apiKey, voiceA, p1.name);
+      const token = approved.authorization_token as string;
+      attempts.push({ route: 'redeemAuthorization', input: "another platform's token" });
+      await expectProblem(
+        await s.send('redeem', 'POST', `${s.edge}${REDEEM_PATH}`, { token }, { 'x-api-key': p2.apiKey }),
+        403,
+        'platform_mismatch',
+      );
+      attempts.push({ route: 'redeemAuthorization', input: "an owner's Bearer on a platform's token" });
+      await expectProblem(await s.send('redeem', 'POST', `${s.edge}${REDEEM_PATH}`, { token }, ownerB.auth), 403, 'platform_mismatch');
+      // The refused attempts did not spend it: P1 still redeems it once.
+      const mine = await s.send('redeem', 'POST', `${s.edge}${REDEEM_PATH}`, { token }, { 'x-api-key': p1.apiKey });
+      expect(mine.status).toBe(200);
+    },
+    compareVoices: async () => {
+      // A platform holds no voices: naming an owner's enrolled voice must not compare against it.
+      const form = new FormData();
+      form.set('audio1', new Blob([await readFile(SPEAKERS.a[0]!)], { type: 'audio/ogg' }), 'probe.opus');
+      form.set('voice_id', voiceA);
+      attempts.push({ route: 'compareVoices', input: "a platform key naming an owner's voice_id" });
+      const response = await s.call('compareVoices', `${s.origin}/api/v1/detection/compare`, {
+        method: 'POST',
+        headers: { 'x-api-key': p2.apiKey },
+        body: form,
+      });
+      await expectProblem(response, 422, 'validation_failed');
+    },
+    listAuditEntries: async () => {
+      for (const query of [`check_id=${checkOnA}`, `voice_id=${voiceA}`, `platform_name=${encodeURIComponent(p1.name)}`, '']) {
+        attempts.push({ route: 'listAuditEntries', input: `api key of another platform: ${query}` });
+        const entries = await s.auditEntries({ 'x-api-key': p2.apiKey }, query);
+        expect(entries.filter((e) => e.platform_name !== p2.name)).toEqual([]);
+      }
+      // The control: P1 does see its own check.
+      expect((await s.auditEntries({ 'x-api-key': p1.apiKey }, `check_id=${checkOnA}`)).length).toBe(1);
+    },
+  };
+
+  it('has a cross-platform case for every platform-scoped route the contracts declare', () => {
+    expect(Object.keys(platformCases).sort()).toEqual([...new Set(platformScoped)].sort());
+  });
+
+  it("refuses (403) or hides another platform's objects on every platform-scoped route", async () => {
+    for (const [route, attack] of Object.entries(platformCases)) {
+      try {
+        await attack();
+      } catch (error) {
+        throw new Error(`${route}: ${(error as Error).message}`);
+      }
+    }
+  });
+});
