@@ -1,13 +1,13 @@
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { INTERNAL_SYNC_PATH, type SyncUpdate, sha256Hex, signInternalRequest, type VoiceIndexRecord } from '@vip/shared-schema';
+import { type SyncUpdate, sha256Hex, type VoiceIndexRecord } from '@vip/shared-schema';
 import type { Bench, Figure } from './bench.js';
+import { type Caller, gateRequest, syncIndex } from './support/gate-index.js';
 import { type LoadRequest, measureLatency, measureLoad } from './support/load.js';
 import { repositoryRoot } from './support/repository.js';
 import { median, percentile, round } from './support/stats.js';
 import { type ServedWorker, serveWorker } from './support/workers.js';
 
-const GATE_PATH = '/api/v1/protect/pre-synthesis-check';
 /**
  * Traffic from many platforms over many voices, as an edge sees it: each platform's key has its own
  * home audit shard (which counts its limit) and each voice its own VoiceGate, so the run measures the gate, not one
@@ -34,30 +34,6 @@ interface Deployment {
   gate: ServedWorker;
   hello: ServedWorker;
   requests: Record<PathName, LoadRequest[]>;
-}
-
-interface Caller {
-  apiKey: string;
-  platform: string;
-}
-
-const gateRequest = (caller: Caller, voiceId: string): LoadRequest => ({
-  method: 'POST',
-  path: GATE_PATH,
-  headers: { 'content-type': 'application/json', 'x-api-key': caller.apiKey },
-  body: JSON.stringify({ voice_id: voiceId, platform_name: caller.platform, intended_use: 'audiobook' }),
-});
-
-/** The origin's way in: a signed batch on the internal sync route. */
-async function syncIndex(gateUrl: string, internalSecret: string, updates: SyncUpdate[]) {
-  const body = JSON.stringify({ updates });
-  const signature = await signInternalRequest(internalSecret, 'POST', INTERNAL_SYNC_PATH, body, Date.now() / 1000);
-  const response = await fetch(`${gateUrl}${INTERNAL_SYNC_PATH}`, {
-    method: 'POST',
-    headers: { ...signature, 'content-type': 'application/json' },
-    body,
-  });
-  if (!response.ok) throw new Error(`index sync answered ${response.status}: ${await response.text()}`);
 }
 
 async function deploy(): Promise<Deployment> {

@@ -10,6 +10,8 @@ import { repositoryRoot } from './repository.js';
 
 export interface ServedWorker {
   url: string;
+  /** The worker's workerd process; undefined where /proc cannot tell. */
+  pid: number | undefined;
   /** CPU seconds the worker's workerd process has used so far; undefined where /proc cannot tell. */
   cpuSeconds(): number | undefined;
   dispose(): Promise<void>;
@@ -102,6 +104,7 @@ export async function serveWorker(configPath: string, settings: Record<string, s
     const runtimePid = started.length === 1 ? started[0] : undefined;
     return {
       url,
+      pid: runtimePid,
       cpuSeconds: () => (runtimePid === undefined ? undefined : processCpuSeconds(runtimePid)),
       dispose: async () => {
         await miniflare.dispose();
