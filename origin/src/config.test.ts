@@ -71,6 +71,21 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ CHECKPOINT_PRIVATE_JWK: '{"kty":"OKP"}' })).toThrow(/CHECKPOINT_PRIVATE_JWK/);
   });
 
+  it('reads SECRETS_ENCRYPTION_KEYS in order (the first encrypts) and refuses a malformed list without echoing a key', () => {
+    expect(loadConfig({}).secretsEncryptionKeys).toBeNull();
+    const current = Buffer.alloc(32, 1).toString('base64url');
+    const previous = Buffer.alloc(32, 2).toString('base64url');
+    expect(loadConfig({ SECRETS_ENCRYPTION_KEYS: `k2:${current}, k1:${previous}` }).secretsEncryptionKeys).toEqual([
+      { id: 'k2', key: Buffer.alloc(32, 1) },
+      { id: 'k1', key: Buffer.alloc(32, 2) },
+    ]);
+    const short = Buffer.alloc(16, 3).toString('base64url');
+    for (const bad of [current, `k1:${short}`, `k1:${current},k1:${previous}`, `k.1:${current}`]) {
+      expect(() => loadConfig({ SECRETS_ENCRYPTION_KEYS: bad })).toThrow(/SECRETS_ENCRYPTION_KEYS/);
+    }
+    expect(() => loadConfig({ SECRETS_ENCRYPTION_KEYS: `k1:${short}` })).toThrow(/^(?![\s\S]*AwMDAw)/);
+  });
+
   it('lower-cases the admin email', () => {
     expect(loadConfig({ ADMIN_EMAIL: 'Admin@Example.com' }).admin.email).toBe('admin@example.com');
   });

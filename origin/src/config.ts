@@ -2,6 +2,7 @@ import { GATE_VARIANTS, type GateVariant } from '@vip/shared-schema';
 import { z } from 'zod';
 import { parseJsonOrUndefined } from './parse-json.js';
 import { DEFAULT_RETRY_SCHEDULE_SECONDS } from './webhooks/schedule.js';
+import { type EncryptionKey, parseEncryptionKeys } from './webhooks/secret-encryption.js';
 
 /** An unset variable and an empty one mean the same: use the default. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
@@ -41,6 +42,20 @@ const envSchema = z
     VOICEPRINT_THRESHOLDS: optional(z.string().regex(/^[\w.-]+=-?\d*\.?\d+(,[\w.-]+=-?\d*\.?\d+)*$/, 'model=number,model=number')),
     /** Ed25519 private JWK (with kid) that signs audit checkpoints; unset = a per-process key (warned). */
     CHECKPOINT_PRIVATE_JWK: optional(z.string()),
+    /**
+     * `kid:key,kid:key…` (keys: 32 random bytes, base64url) encrypting stored webhook secrets; the first
+     * encrypts, all decrypt. Unset: a key kept in DATA_DIR (warned).
+     */
+    SECRETS_ENCRYPTION_KEYS: optional(
+      z.string().transform((text, context) => {
+        try {
+          return parseEncryptionKeys(text);
+        } catch (error) {
+          context.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
+    ),
     AUDIT_CHECKPOINT_INTERVAL_SECONDS: optional(z.coerce.number().int().min(1).max(86_400)).default(60),
     /** `B` also allows `voice.detected` subscriptions (DESIGN section 6). */
     GATE_VARIANT: optional(z.enum(GATE_VARIANTS)).default('A'),
@@ -67,6 +82,8 @@ export interface OriginConfig {
   trustProxy: boolean;
   requestTimeoutMs: number;
   checkpointPrivateJwk: z.infer<typeof jwkSchema> | null;
+  /** Null: the embedded default, a key file under DATA_DIR. */
+  secretsEncryptionKeys: EncryptionKey[] | null;
   auditCheckpointIntervalMs: number;
   gateVariant: GateVariant;
   webhooks: { allowLoopback: boolean; retryScheduleSeconds: number[]; timeoutMs: number };
@@ -116,6 +133,7 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
     trustProxy: e.TRUST_PROXY,
     requestTimeoutMs: e.REQUEST_TIMEOUT_SECONDS * 1000,
     checkpointPrivateJwk: e.CHECKPOINT_PRIVATE_JWK ? parseJwk('CHECKPOINT_PRIVATE_JWK', e.CHECKPOINT_PRIVATE_JWK) : null,
+    secretsEncryptionKeys: e.SECRETS_ENCRYPTION_KEYS ?? null,
     auditCheckpointIntervalMs: e.AUDIT_CHECKPOINT_INTERVAL_SECONDS * 1000,
     gateVariant: e.GATE_VARIANT,
     webhooks: {

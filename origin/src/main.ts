@@ -12,6 +12,7 @@ import { LicenseService } from './licenses/service.js';
 import { systemRuntime } from './runtime.js';
 import { buildServer } from './server.js';
 import { createVoiceprintEngine } from './voiceprint/index.js';
+import { LOCAL_KEY_FILE, localEncryptionKeys, SecretEncryption } from './webhooks/secret-encryption.js';
 import { webhookSettings } from './webhooks/service.js';
 
 const config = loadConfig(process.env);
@@ -35,8 +36,14 @@ const webhooks = webhookSettings({
   allowLoopback: config.webhooks.allowLoopback,
   gateVariant: config.gateVariant,
   timeoutMs: config.webhooks.timeoutMs,
+  secretEncryption: new SecretEncryption(config.secretsEncryptionKeys ?? (await localEncryptionKeys(config.dataDir))),
 });
-const { app, auth, audit } = await buildServer({
+const {
+  app,
+  auth,
+  audit,
+  webhooks: webhookService,
+} = await buildServer({
   db: database.db,
   tokens,
   hasher: scryptHasher(),
@@ -53,6 +60,17 @@ app.log.info({ model: voiceprint.model.name, backend: voiceprint.backend }, 'voi
 if (!config.jwtPrivateJwk) app.log.warn('JWT_PRIVATE_JWK is not set: signing with a key that lives only until this process ends');
 if (!config.checkpointPrivateJwk) {
   app.log.warn('CHECKPOINT_PRIVATE_JWK is not set: audit checkpoints are signed with a key that lives only until this process ends');
+}
+if (!config.secretsEncryptionKeys) {
+  app.log.warn(
+    `SECRETS_ENCRYPTION_KEYS is not set: webhook secrets are encrypted with the key in DATA_DIR/${LOCAL_KEY_FILE}; production must set it, the same on every replica`,
+  );
+}
+// Before the webhook worker starts: rows from before encryption, or under a key no longer first.
+const stored = await webhookService.reencryptStoredSecrets();
+if (stored.reencrypted > 0) app.log.info({ count: stored.reencrypted }, 'webhook secrets re-encrypted under the current key');
+if (stored.unreadable.length > 0) {
+  app.log.error({ webhook_ids: stored.unreadable }, 'webhook secrets that no configured key decrypts: their deliveries are not sent');
 }
 
 const admin = await ensureAdmin(auth, database.db, systemRuntime, config.admin);

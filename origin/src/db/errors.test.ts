@@ -4,6 +4,7 @@ import { asProblem } from '../http/problems.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable, serializeError } from './errors.js';
 
 const pgError = (code: string, message: string) => Object.assign(new Error(message), { code });
+const socketError = (code: string, syscall: string) => Object.assign(new Error(`${syscall} ${code}`), { code, syscall });
 
 describe('database failures', () => {
   it('recognises the server going away, directly or as the cause of a query error', () => {
@@ -11,7 +12,9 @@ describe('database failures', () => {
       pgError('57P01', 'terminating connection due to administrator command'),
       pgError('57P03', 'the database system is starting up'),
       pgError('08006', 'connection failure'),
-      pgError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'),
+      socketError('ECONNREFUSED', 'connect'),
+      socketError('ETIMEDOUT', 'connect'),
+      new DrizzleQueryError('select 1', [], socketError('ECONNRESET', 'read')),
       new Error('Connection terminated unexpectedly'),
       new Error('Client has encountered a connection error and is not queryable'),
       new DatabaseUnavailableError(),
@@ -25,6 +28,10 @@ describe('database failures', () => {
     for (const error of [
       pgError('23505', 'duplicate key value violates unique constraint "users_email_unique"'),
       new DrizzleQueryError('insert into t values ($1)', ['x'], pgError('22P02', 'invalid input syntax')),
+      // An HTTP client hanging up mid-request: Node's request stream says so with ECONNRESET.
+      pgError('ECONNRESET', 'aborted'),
+      socketError('ECONNRESET', 'read'),
+      socketError('EPIPE', 'write'),
       new Error('boom'),
       null,
     ]) {

@@ -6,6 +6,8 @@
  * new connections once the server is back (test/faults/postgres-restart.test.ts).
  */
 
+import { DrizzleQueryError } from 'drizzle-orm/errors';
+
 /** Thrown where a store rewrites the driver's error (to keep values out of it) but the cause was an outage. */
 export class DatabaseUnavailableError extends Error {
   constructor(message = 'The database is unavailable.') {
@@ -21,12 +23,20 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT
 /** node-postgres (inside the Neon driver) reports a dropped connection by message only. */
 const DRIVER_MESSAGES = [/^Connection terminated/, /is not queryable$/, /^timeout exceeded when trying to connect$/];
 
-/** Whether `error`, or any error it was caused by, says the database server could not be reached. */
+/**
+ * Whether `error`, or any error it was caused by, says the database server could not be reached.
+ * A socket error code alone says nothing about which socket: an HTTP client hanging up mid-request
+ * is an ECONNRESET too. It counts only as the cause of a failed query, or from opening a connection
+ * (the pool connecting for a transaction; the server side of a request never connects).
+ */
 export function isDatabaseUnavailable(error: unknown): boolean {
+  let underQuery = false;
   for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
     if (current instanceof DatabaseUnavailableError) return true;
-    const { code, message } = current as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || NETWORK_CODES.has(code))) return true;
+    underQuery ||= current instanceof DrizzleQueryError;
+    const { code, message, syscall } = current as { code?: unknown; message?: unknown; syscall?: unknown };
+    if (typeof code === 'string' && UNAVAILABLE_SQLSTATE.test(code)) return true;
+    if (typeof code === 'string' && NETWORK_CODES.has(code) && (underQuery || syscall === 'connect')) return true;
     if (typeof message === 'string' && DRIVER_MESSAGES.some((pattern) => pattern.test(message))) return true;
   }
   return false;

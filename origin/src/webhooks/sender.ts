@@ -3,39 +3,53 @@ import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { webhookHeaders } from '@vip/shared-schema';
 import { checkWebhookUrl, type Resolver } from './address-guard.js';
+import { SecretDecryptionError, type SecretEncryption } from './secret-encryption.js';
 
 export interface DeliveryAttempt {
+  webhookId: string;
   url: string;
   messageId: string;
   body: string;
-  /** Current secret first; during a rotation's grace period the previous one too. */
-  secrets: readonly string[];
+  /** As stored (encrypted, bound to `webhookId`). Current secret first; during a rotation's grace period the previous one too. */
+  storedSecrets: readonly string[];
   timestampSeconds: number;
 }
 
 export type AttemptOutcome =
   | { kind: 'response'; statusCode: number; retryAfter: string | undefined }
   | { kind: 'refused'; reason: string }
+  /** Not sent: a secret could not be decrypted, and a delivery never goes out unsigned. */
+  | { kind: 'unsigned'; reason: string }
   | { kind: 'error'; reason: string };
 
 export interface SenderSettings {
   resolve: Resolver;
   allowLoopback: boolean;
   timeoutMs: number;
+  /** Decrypts the stored secrets to sign with; also encrypts them when they are stored. */
+  secretEncryption: SecretEncryption;
 }
 
 /**
- * One signed POST. The host is resolved and checked again now (DNS may have changed since
- * registration) and the connection goes to exactly the checked address. Redirects are not followed:
- * a 3xx is just a failed attempt. The response body is never read beyond draining it.
+ * One signed POST. The secrets are decrypted here only, to sign. The host is resolved and checked
+ * again now (DNS may have changed since registration) and the connection goes to exactly the checked
+ * address. Redirects are not followed: a 3xx is just a failed attempt. The response body is never
+ * read beyond draining it.
  */
 export async function sendWebhook(attempt: DeliveryAttempt, settings: SenderSettings): Promise<AttemptOutcome> {
+  let secrets: string[];
+  try {
+    secrets = attempt.storedSecrets.map((stored) => settings.secretEncryption.decrypt(stored, attempt.webhookId));
+  } catch (error) {
+    if (error instanceof SecretDecryptionError) return { kind: 'unsigned', reason: error.message };
+    throw error;
+  }
   const verdict = await checkWebhookUrl(attempt.url, settings.resolve, settings.allowLoopback);
   if (!verdict.ok) return { kind: 'refused', reason: verdict.reason };
   const headers = {
     'content-type': 'application/json',
     'user-agent': 'vip-webhooks/1',
-    ...(await webhookHeaders(attempt.secrets, attempt.messageId, attempt.timestampSeconds, attempt.body)),
+    ...(await webhookHeaders(secrets, attempt.messageId, attempt.timestampSeconds, attempt.body)),
   };
   const pinned: LookupFunction = (_hostname, options, callback) => {
     if ((options as { all?: boolean }).all) callback(null, [{ address: verdict.address, family: verdict.family }]);
@@ -58,3 +72,17 @@ export async function sendWebhook(attempt: DeliveryAttempt, settings: SenderSett
 }
 
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+
+/** What a failed attempt is recorded and reported as; null for a 2xx. */
+export function attemptError(outcome: AttemptOutcome): string | null {
+  switch (outcome.kind) {
+    case 'response':
+      return outcome.statusCode >= 200 && outcome.statusCode < 300 ? null : `HTTP ${outcome.statusCode}`;
+    case 'refused':
+      return `refused: ${outcome.reason}`;
+    case 'unsigned':
+      return `not sent: ${outcome.reason}`;
+    case 'error':
+      return outcome.reason;
+  }
+}

@@ -3,7 +3,8 @@ import type { Principal } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
 import type { Runtime } from '../runtime.js';
 import { checkWebhookUrl, type Resolver, systemResolver } from './address-guard.js';
-import { type AttemptOutcome, type SenderSettings, sendWebhook } from './sender.js';
+import { SecretDecryptionError, SecretEncryption } from './secret-encryption.js';
+import { type AttemptOutcome, attemptError, type SenderSettings, sendWebhook } from './sender.js';
 import * as store from './store.js';
 import { signingSecrets } from './worker.js';
 
@@ -33,19 +34,22 @@ export class WebhookService {
     }
     const verdict = await checkWebhookUrl(request.url, settings.sender.resolve, settings.sender.allowLoopback);
     if (!verdict.ok) throw fieldProblem('body.url', verdict.reason);
+    const id = runtime.newId();
+    const secret = request.secret ?? newWebhookSecret(runtime.randomBytes(24));
     const row = await store.insertEndpoint(db, {
-      id: runtime.newId(),
+      id,
       ownerId: principal.userId,
       url: verdict.url.toString(),
       events: request.events,
-      secret: request.secret ?? newWebhookSecret(runtime.randomBytes(24)),
+      secret: settings.sender.secretEncryption.encrypt(secret, id),
       createdAt: runtime.clock.now(),
     });
+    // The one answer, with rotation's, that carries the secret: its owner sees it here, and never again.
     return {
       webhook_id: row.id,
       url: row.url,
       events: row.events as WebhookEvent[],
-      secret: row.secret,
+      secret,
       created_at: row.createdAt.toISOString(),
     };
   }
@@ -77,7 +81,8 @@ export class WebhookService {
     const endpoint = await this.endpointOf(principal, webhookId);
     const secret = newWebhookSecret(runtime.randomBytes(24));
     const until = new Date(runtime.clock.now().getTime() + settings.rotationGraceSeconds * 1000);
-    await store.rotateSecret(db, webhookId, secret, endpoint.secret, until);
+    // The old value moves within its row, so it stays encrypted as it was.
+    await store.rotateSecret(db, webhookId, settings.sender.secretEncryption.encrypt(secret, webhookId), endpoint.secret, until);
     return { webhook_id: webhookId, secret, previous_secret_valid_until: until.toISOString() };
   }
 
@@ -89,10 +94,42 @@ export class WebhookService {
     const messageId = `msg_test_${runtime.newId()}`;
     const body = JSON.stringify({ event: 'webhook.test', voice_id: null, timestamp: now.toISOString(), webhook_id: webhookId });
     const outcome = await sendWebhook(
-      { url: endpoint.url, messageId, body, secrets: signingSecrets(endpoint, now), timestampSeconds: Math.floor(now.getTime() / 1000) },
+      {
+        webhookId,
+        url: endpoint.url,
+        messageId,
+        body,
+        storedSecrets: signingSecrets(endpoint, now),
+        timestampSeconds: Math.floor(now.getTime() / 1000),
+      },
       settings.sender,
     );
     return { webhook_id: webhookId, message_id: messageId, ...testOutcome(outcome) };
+  }
+
+  /**
+   * Brings every stored secret under the current key, run at start-up before anything is sent:
+   * plaintext rows from before encryption existed, and rows under a key that is no longer first in
+   * SECRETS_ENCRYPTION_KEYS. Returns the ids it could not decrypt (they stay as they are).
+   */
+  async reencryptStoredSecrets(): Promise<{ reencrypted: number; unreadable: string[] }> {
+    const { db, settings } = this.deps;
+    const encryption = settings.sender.secretEncryption;
+    let reencrypted = 0;
+    const unreadable: string[] = [];
+    for (const row of await store.storedSecrets(db)) {
+      try {
+        const secret = encryption.reencrypt(row.secret, row.id);
+        const previousSecret = row.previousSecret === null ? null : encryption.reencrypt(row.previousSecret, row.id);
+        if (secret !== row.secret || previousSecret !== row.previousSecret) {
+          if (await store.replaceStoredSecrets(db, row, { secret, previousSecret })) reencrypted++;
+        }
+      } catch (error) {
+        if (!(error instanceof SecretDecryptionError)) throw error;
+        unreadable.push(row.id);
+      }
+    }
+    return { reencrypted, unreadable };
   }
 
   /** Someone else's endpoint answers 404, as a missing one does: ids are not confirmed to strangers. */
@@ -115,11 +152,8 @@ const toWebhook = (row: store.EndpointRow) => ({
 });
 
 function testOutcome(outcome: AttemptOutcome) {
-  if (outcome.kind === 'response') {
-    const delivered = outcome.statusCode >= 200 && outcome.statusCode < 300;
-    return { delivered, status_code: outcome.statusCode, error: delivered ? null : `HTTP ${outcome.statusCode}` };
-  }
-  return { delivered: false, status_code: null, error: outcome.kind === 'refused' ? `refused: ${outcome.reason}` : outcome.reason };
+  const error = attemptError(outcome);
+  return { delivered: error === null, status_code: outcome.kind === 'response' ? outcome.statusCode : null, error };
 }
 
 const fieldProblem = (field: string, message: string) =>
@@ -134,12 +168,15 @@ export function webhookSettings(options: {
   gateVariant: GateVariant;
   resolve?: Resolver;
   timeoutMs?: number;
+  /** main.ts passes SECRETS_ENCRYPTION_KEYS; the default, a per-process key, suits tests only. */
+  secretEncryption?: SecretEncryption;
 }): WebhookSettings {
   return {
     sender: {
       resolve: options.resolve ?? systemResolver,
       allowLoopback: options.allowLoopback,
       timeoutMs: options.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+      secretEncryption: options.secretEncryption ?? SecretEncryption.withRandomKey(),
     },
     gateVariant: options.gateVariant,
     rotationGraceSeconds: ROTATION_GRACE_SECONDS,

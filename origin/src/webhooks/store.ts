@@ -37,6 +37,38 @@ export async function rotateSecret(db: Executor, id: string, secret: string, pre
     .where(eq(webhookEndpoints.id, id));
 }
 
+export interface StoredSecrets {
+  id: string;
+  secret: string;
+  previousSecret: string | null;
+}
+
+export function storedSecrets(db: Executor): Promise<StoredSecrets[]> {
+  return db
+    .select({ id: webhookEndpoints.id, secret: webhookEndpoints.secret, previousSecret: webhookEndpoints.previousSecret })
+    .from(webhookEndpoints);
+}
+
+/** Only if the row still holds what was read: a rotation in between wins. Returns whether it was replaced. */
+export async function replaceStoredSecrets(
+  db: Executor,
+  read: StoredSecrets,
+  replacement: { secret: string; previousSecret: string | null },
+): Promise<boolean> {
+  const replaced = await db
+    .update(webhookEndpoints)
+    .set(replacement)
+    .where(
+      and(
+        eq(webhookEndpoints.id, read.id),
+        eq(webhookEndpoints.secret, read.secret),
+        read.previousSecret === null ? isNull(webhookEndpoints.previousSecret) : eq(webhookEndpoints.previousSecret, read.previousSecret),
+      ),
+    )
+    .returning({ id: webhookEndpoints.id });
+  return replaced.length > 0;
+}
+
 export interface PendingEvent {
   id: number;
   eventType: string;

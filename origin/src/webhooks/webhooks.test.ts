@@ -15,7 +15,8 @@ import { recordEvent } from '../events/store.js';
 import { BackgroundLoop } from '../jobs/background-loop.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import type { Resolver } from './address-guard.js';
-import { type WebhookSettings, webhookSettings } from './service.js';
+import { SecretEncryption } from './secret-encryption.js';
+import { WebhookService, type WebhookSettings, webhookSettings } from './service.js';
 import { WebhookWorker } from './worker.js';
 
 interface Received {
@@ -64,7 +65,14 @@ const fakeResolver: Resolver = async (hostname) => {
   return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 };
 
-const settings: WebhookSettings = webhookSettings({ allowLoopback: true, gateVariant: 'A', resolve: fakeResolver });
+const firstKey = { id: 'first', key: Buffer.alloc(32, 1) };
+const secondKey = { id: 'second', key: Buffer.alloc(32, 2) };
+const settings: WebhookSettings = webhookSettings({
+  allowLoopback: true,
+  gateVariant: 'A',
+  resolve: fakeResolver,
+  secretEncryption: new SecretEncryption([firstKey]),
+});
 
 let origin: TestOrigin;
 let receiver: Receiver;
@@ -465,5 +473,157 @@ describe('delivery', () => {
     }
     expect(receiver.received).toHaveLength(3);
     expect((await deliveriesTo(hook.webhook_id))[0]).toMatchObject({ status: 'delivered', attempts: 3 });
+  });
+});
+
+describe('secrets at rest', () => {
+  const endpointRow = async (db: TestOrigin['database']['db'], webhookId: string) =>
+    (await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, webhookId)))[0]!;
+  /** The secret's key bytes, as they would appear in a dump in any of the usual encodings. */
+  const traces = (secret: string) => {
+    const bytes = Buffer.from(secret.slice('whsec_'.length), 'base64');
+    return [secret, bytes.toString('base64'), bytes.toString('base64url'), bytes.toString('hex')];
+  };
+  const expectEncrypted = (stored: string | null, ...secrets: string[]) => {
+    expect(stored).toMatch(/^v1\.first\.[\w-]{16}\.[\w-]+$/);
+    for (const trace of secrets.flatMap(traces)) expect(stored).not.toContain(trace);
+  };
+
+  it('never stores a secret in plaintext: not at registration, not after a rotation', async () => {
+    const owner = await loggedIn(origin);
+    const generated = await registered(owner.accessToken);
+    expectEncrypted((await endpointRow(origin.database.db, generated.webhook_id)).secret, generated.secret);
+    const given = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+    const brought = registeredWebhookSchema.parse(
+      (await register(owner.accessToken, { url: receiver.url(), events: ['voice.deleted'], secret: given })).json(),
+    );
+    expectEncrypted((await endpointRow(origin.database.db, brought.webhook_id)).secret, given);
+
+    const response = await origin.app.inject({
+      method: 'POST',
+      url: `/api/v1/webhooks/${generated.webhook_id}/rotate-secret`,
+      headers: bearer(owner.accessToken),
+    });
+    const rotated = rotatedWebhookSecretSchema.parse(response.json());
+    const row = await endpointRow(origin.database.db, generated.webhook_id);
+    expectEncrypted(row.secret, rotated.secret, generated.secret);
+    expectEncrypted(row.previousSecret, rotated.secret, generated.secret);
+
+    await emit('voice.deleted', owner.userId);
+    await deliverOnce(workerFor());
+    const [sent] = await deliveriesTo(generated.webhook_id);
+    const delivery = receiver.received.find((request) => request.headers['webhook-id'] === sent!.messageId);
+    const headers = delivery!.headers as Record<string, string>;
+    expect(new Webhook(rotated.secret).verify(delivery!.body, headers)).toMatchObject({ event: 'voice.deleted' });
+    expect(new Webhook(generated.secret).verify(delivery!.body, headers)).toMatchObject({ event: 'voice.deleted' });
+  });
+
+  it('still delivers a secret encrypted under a key that is no longer first, and re-encrypts it at start-up', async () => {
+    const own = await startTestOrigin({ webhooks: settings });
+    try {
+      const owner = await loggedIn(own);
+      const response = await own.app.inject({
+        method: 'POST',
+        url: '/api/v1/webhooks/register',
+        headers: bearer(owner.accessToken),
+        payload: { url: receiver.url(), events: ['voice.deleted'] },
+      });
+      const hook = registeredWebhookSchema.parse(response.json());
+      // The operator puts a new key first; the old one stays in the list to decrypt.
+      const rotatedSender = { ...settings.sender, secretEncryption: new SecretEncryption([secondKey, firstKey]) };
+      const deliver = async () => {
+        const event = { type: 'voice.deleted' as const, voiceId: crypto.randomUUID(), ownerId: owner.userId };
+        await recordEvent(own.database.db, event, own.runtime.clock.now());
+        const worker = new WebhookWorker({
+          db: own.database.db,
+          clock: own.runtime.clock,
+          log: own.app.log,
+          sender: rotatedSender,
+          retrySchedule: [0],
+        });
+        await deliverOnce(worker);
+        const last = receiver.received.at(-1)!;
+        return new Webhook(hook.secret).verify(last.body, last.headers as Record<string, string>);
+      };
+      expect(await deliver()).toMatchObject({ event: 'voice.deleted' });
+
+      const restarted = new WebhookService({ db: own.database.db, runtime: own.runtime, settings: { ...settings, sender: rotatedSender } });
+      expect(await restarted.reencryptStoredSecrets()).toEqual({ reencrypted: 1, unreadable: [] });
+      expect((await endpointRow(own.database.db, hook.webhook_id)).secret).toMatch(/^v1\.second\./);
+      expect(await deliver()).toMatchObject({ event: 'voice.deleted' });
+      expect(receiver.received).toHaveLength(2);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('sends nothing for a ciphertext copied onto another row, and says so loudly in the log without the secret', async () => {
+    const owner = await loggedIn(origin);
+    const source = await registered(owner.accessToken);
+    const target = await registered(owner.accessToken);
+    const copied = (await endpointRow(origin.database.db, source.webhook_id)).secret;
+    await origin.database.db.update(webhookEndpoints).set({ secret: copied }).where(eq(webhookEndpoints.id, target.webhook_id));
+    const logsBefore = origin.logs.length;
+
+    await emit('voice.deleted', owner.userId);
+    await deliverOnce(workerFor());
+    expect(receiver.received).toHaveLength(1);
+    const [sent] = receiver.received;
+    expect(new Webhook(source.secret).verify(sent!.body, sent!.headers as Record<string, string>)).toBeTruthy();
+    const [refused] = await deliveriesTo(target.webhook_id);
+    expect(refused).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null });
+    expect(refused!.lastError).toMatch(/^not sent: the stored secret could not be decrypted/);
+
+    const tested = await origin.app.inject({
+      method: 'POST',
+      url: `/api/v1/webhooks/${target.webhook_id}/test`,
+      headers: bearer(owner.accessToken),
+    });
+    expect(webhookTestResultSchema.parse(tested.json())).toMatchObject({
+      delivered: false,
+      status_code: null,
+      error: expect.stringMatching(/^not sent: /),
+    });
+    expect(receiver.received).toHaveLength(1);
+
+    const logged = origin.logs.slice(logsBefore).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logged).toContainEqual(
+      expect.objectContaining({ level: 50, webhook_id: target.webhook_id, msg: expect.stringContaining('could not be decrypted') }),
+    );
+    const text = origin.logs.slice(logsBefore).join('\n');
+    for (const trace of [...traces(source.secret), ...traces(target.secret), copied]) expect(text).not.toContain(trace);
+  });
+
+  it('upgrades a plaintext row stored before encryption existed; its receiver keeps verifying with the secret it has', async () => {
+    const owner = await loggedIn(origin);
+    const id = crypto.randomUUID();
+    const secret = `whsec_${Buffer.alloc(24, 5).toString('base64')}`;
+    const previous = `whsec_${Buffer.alloc(24, 6).toString('base64')}`;
+    await origin.database.db.insert(webhookEndpoints).values({
+      id,
+      ownerId: owner.userId,
+      url: receiver.url(),
+      events: ['voice.deleted'],
+      secret,
+      previousSecret: previous,
+      previousSecretUntil: new Date(Date.now() + 3_600_000),
+      createdAt: new Date(),
+    });
+
+    const upgraded = await origin.webhooks.reencryptStoredSecrets();
+    expect(upgraded.reencrypted).toBeGreaterThanOrEqual(1);
+    expect(upgraded.unreadable).not.toContain(id);
+    const row = await endpointRow(origin.database.db, id);
+    expectEncrypted(row.secret, secret, previous);
+    expectEncrypted(row.previousSecret, secret, previous);
+    await origin.webhooks.reencryptStoredSecrets();
+    expect(await endpointRow(origin.database.db, id)).toEqual(row);
+
+    await emit('voice.deleted', owner.userId);
+    await deliverOnce(workerFor());
+    const [delivery] = receiver.received;
+    const headers = delivery!.headers as Record<string, string>;
+    expect(new Webhook(secret).verify(delivery!.body, headers)).toMatchObject({ event: 'voice.deleted' });
+    expect(new Webhook(previous).verify(delivery!.body, headers)).toMatchObject({ event: 'voice.deleted' });
   });
 });

@@ -4,7 +4,7 @@ import type { Database } from '../db/client.js';
 import type { RoundOutcome } from '../jobs/background-loop.js';
 import type { Clock } from '../runtime.js';
 import { nextAttemptDelayMs, parseRetryAfter } from './schedule.js';
-import { type AttemptOutcome, type SenderSettings, sendWebhook } from './sender.js';
+import { type AttemptOutcome, attemptError, type SenderSettings, sendWebhook } from './sender.js';
 import * as store from './store.js';
 
 export interface WebhookWorkerOptions {
@@ -126,16 +126,24 @@ export class WebhookWorker {
     const sentAt = clock.now();
     const outcome = await sendWebhook(
       {
+        webhookId: delivery.endpointId,
         url: delivery.url,
         messageId: delivery.messageId,
         body: delivery.body,
-        secrets: signingSecrets(delivery, sentAt),
+        storedSecrets: signingSecrets(delivery, sentAt),
         timestampSeconds: Math.floor(sentAt.getTime() / 1000),
       },
       sender,
     );
     const now = clock.now();
     const record = attemptRecord(outcome);
+    if (outcome.kind === 'unsigned') {
+      // A wrong or missing SECRETS_ENCRYPTION_KEYS entry, or a value moved between rows: only an operator can fix it.
+      log.error(
+        { webhook_id: delivery.endpointId, message_id: delivery.messageId, reason: outcome.reason },
+        'webhook delivery not sent: its signing secret could not be decrypted',
+      );
+    }
     if (outcome.kind === 'response' && outcome.statusCode >= 200 && outcome.statusCode < 300) {
       await store.markDelivered(db, delivery.id, record, now);
       return;
@@ -169,6 +177,7 @@ function receives(endpoint: store.Subscriber, event: store.PendingEvent): boolea
   return endpoint.ownerIsAdmin || (event.ownerId !== null && event.ownerId === endpoint.ownerId);
 }
 
+/** The stored (encrypted) secrets that sign a delivery sent at `now`. */
 export function signingSecrets(
   endpoint: { secret: string; previousSecret: string | null; previousSecretUntil: Date | null },
   now: Date,
@@ -177,7 +186,7 @@ export function signingSecrets(
   return graceOpen ? [endpoint.secret, endpoint.previousSecret!] : [endpoint.secret];
 }
 
-function attemptRecord(outcome: AttemptOutcome): store.AttemptRecord {
-  if (outcome.kind === 'response') return { statusCode: outcome.statusCode, error: `HTTP ${outcome.statusCode}` };
-  return { statusCode: null, error: outcome.kind === 'refused' ? `refused: ${outcome.reason}` : outcome.reason };
-}
+const attemptRecord = (outcome: AttemptOutcome): store.AttemptRecord => ({
+  statusCode: outcome.kind === 'response' ? outcome.statusCode : null,
+  error: attemptError(outcome),
+});

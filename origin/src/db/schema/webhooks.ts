@@ -13,9 +13,12 @@ export const webhookEndpoints = pgTable(
     url: text('url').notNull(),
     /** WebhookEvent names. */
     events: jsonb('events').$type<string[]>().notNull(),
-    /** `whsec_…`; kept readable because every delivery is signed with it. */
+    /**
+     * The `whsec_…` secret, encrypted (`v1.<kid>.<nonce>.<ciphertext>`, src/webhooks/secret-encryption.ts):
+     * not hashed, because every delivery is signed with it.
+     */
     secret: text('secret').notNull(),
-    /** After a rotation the old secret also signs deliveries until `previous_secret_until`. */
+    /** After a rotation the old secret (encrypted too) also signs deliveries until `previous_secret_until`. */
     previousSecret: text('previous_secret'),
     previousSecretUntil: timestamp('previous_secret_until', { withTimezone: true }),
     /** Set when the receiver answered 410 Gone; nothing more is sent. */
