@@ -31,6 +31,9 @@ if ! has_vector; then
   has_vector || { echo "pgvector build failed" >&2; exit 1; }
 fi
 
-psql -h "$PGHOST" -U postgres -qc "drop database if exists $TEST_DB with (force)" >/dev/null
-psql -h "$PGHOST" -U postgres -qc "create database $TEST_DB" >/dev/null
+# Created once and never dropped: a second run (or a developer's) beside a running suite must not
+# pull the database from under it. Each test makes and drops its own database through this one.
+if [ -z "$(psql -h "$PGHOST" -U postgres -tAc "select 1 from pg_database where datname = '$TEST_DB'")" ]; then
+  psql -h "$PGHOST" -U postgres -qc "create database $TEST_DB" >/dev/null
+fi
 echo "postgres://postgres@$PGHOST:$PGPORT/$TEST_DB"
