@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from 'cloudflare:test';
 import type { AuditRecord } from '@vip/shared-schema';
-import { outboxShard, shardOf } from '../src/gate/audit-outbox.js';
+import { AUDIT_SHARDS, outboxShard, shardOf } from '../src/gate/audit-outbox.js';
 import type { AuditOutbox } from '../src/objects/AuditOutbox.js';
 
 /** Reads a pending record straight from its outbox shard (what the edge holds before the origin pulls). */
@@ -9,4 +9,19 @@ export async function findAuditRecord(checkId: string): Promise<AuditRecord | nu
     const rows = state.storage.sql.exec<{ record: string }>('SELECT record FROM pending WHERE check_id = ?', checkId).toArray();
     return rows[0] ? (JSON.parse(rows[0].record) as AuditRecord) : null;
   });
+}
+
+/** Every pending record about `voiceId`, from all outbox shards. */
+export async function auditRecordsOfVoice(voiceId: string): Promise<AuditRecord[]> {
+  const shards = await Promise.all(
+    Array.from({ length: AUDIT_SHARDS }, (_, index) =>
+      runInDurableObject(outboxShard(env, index), (_instance: AuditOutbox, state) =>
+        state.storage.sql.exec<{ record: string }>('SELECT record FROM pending').toArray(),
+      ),
+    ),
+  );
+  return shards
+    .flat()
+    .map((row) => JSON.parse(row.record) as AuditRecord)
+    .filter((record) => record.voice_id === voiceId);
 }

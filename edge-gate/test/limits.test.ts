@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { burst, edgeFetch, expectProblem, GATE_PATH, jsonPost, newPlatformKey, uniqueIp } from './support.js';
+import { auditRecordsOfVoice } from './audit-support.js';
+import { burst, edgeFetch, expectProblem, GATE_PATH, jsonPost, licensedVoice, newPlatformKey, uniqueIp } from './support.js';
 
 /** Pinned inside one window, so a minute or hour boundary cannot split a run. */
 const PINNED = Date.parse('2026-11-22T10:20:15Z');
@@ -40,6 +41,32 @@ describe('limits (spec 8)', () => {
     );
     expect(nextMinute.status).toBe(200);
   }, 60_000);
+
+  it('counts approvals exactly too: over the limit no token leaves and nothing is recorded, until the next window', async () => {
+    const key = await newPlatformKey();
+    const { voiceId } = await licensedVoice(key.platformName, ['podcast']);
+    const ask = (nowMs: number) =>
+      edgeFetch(
+        GATE_PATH,
+        jsonPost({ voice_id: voiceId, platform_name: key.platformName, intended_use: 'podcast' }, { 'x-api-key': key.apiKey }),
+        { settings: { GATE_LIMIT_PER_MINUTE: '5' }, nowMs },
+      );
+    // Concurrent first (each decided by VoiceGate before it is counted), then one by one (counted first).
+    const answers = [...(await Promise.all(Array.from({ length: 8 }, () => ask(PINNED)))), await ask(PINNED), await ask(PINNED)];
+    const approved = answers.filter((answer) => answer.status === 200);
+    expect(approved).toHaveLength(5);
+    for (const answer of answers.filter((answer) => answer.status !== 200)) await expectProblem(answer, 429, 'rate_limited');
+    const bodies = (await Promise.all(approved.map((answer) => answer.json()))) as { status: string; authorization_token: string }[];
+    expect(bodies.every((body) => body.status === 'approved' && body.authorization_token)).toBe(true);
+    const recorded = await auditRecordsOfVoice(voiceId);
+    expect(recorded).toHaveLength(5);
+    expect(recorded.every((record) => record.action === 'authorized' && record.token_jti)).toBe(true);
+
+    const nextMinute = await ask(PINNED + 60_000);
+    expect(nextMinute.status).toBe(200);
+    expect(((await nextMinute.json()) as { status: string }).status).toBe('approved');
+    expect(await auditRecordsOfVoice(voiceId)).toHaveLength(6);
+  });
 
   it('Variant B: allows 100 unauthenticated gate requests per hour per IP, then 429', async () => {
     const ip = uniqueIp();

@@ -35,10 +35,28 @@ export async function recordDecision(env: Env, record: AuditRecord): Promise<voi
 }
 
 /**
+ * Limit keys this isolate saw refused, with the end of their window: a hint only (the shard's
+ * count is the answer), so that a caller over its limit is refused before costly work is done.
+ */
+const refusedUntil = new Map<string, number>();
+const REFUSALS_REMEMBERED = 10_000;
+
+/** Whether `key` was refused in this isolate in a window that has not ended at `nowMs`. */
+export function recentlyRefused(key: string, nowMs: number): boolean {
+  return (refusedUntil.get(key) ?? 0) > nowMs;
+}
+
+/**
  * Counts a request against `limit` in the key's shard and, when admitted, stores `record` (whose
  * check_id must belong to that shard, see `checkIdInShard`) in the same call and commit.
  */
 export async function admitAndRecord(env: Env, limit: Limit, nowMs: number, record: AuditRecord | null): Promise<RateDecision> {
   if (record && shardOf(record.check_id) !== shardOfKey(limit.key)) throw new Error('check_id is not in the limit key’s shard');
-  return outboxShard(env, shardOfKey(limit.key)).admit(limit.key, limit.quota, limit.windowSeconds, nowMs, record);
+  const decision = await outboxShard(env, shardOfKey(limit.key)).admit(limit.key, limit.quota, limit.windowSeconds, nowMs, record);
+  if (decision.allowed) refusedUntil.delete(limit.key);
+  else {
+    if (refusedUntil.size >= REFUSALS_REMEMBERED) refusedUntil.clear();
+    refusedUntil.set(limit.key, nowMs + decision.resetSeconds * 1000);
+  }
+  return decision;
 }

@@ -107,7 +107,11 @@ export class VoiceGate extends DurableObject<Env> {
     return 'redeemed';
   }
 
+  /** When the purge alarm is set, as last read or written here; undefined until known. */
+  private purgeAt: number | null | undefined;
+
   override async alarm(): Promise<void> {
+    this.purgeAt = undefined;
     const now = Date.now();
     const tokens = await this.ctx.storage.list<IssuedToken>({ prefix: TOKEN_PREFIX });
     let next = Number.POSITIVE_INFINITY;
@@ -121,9 +125,13 @@ export class VoiceGate extends DurableObject<Env> {
     if (Number.isFinite(next)) await this.ctx.storage.setAlarm(next);
   }
 
+  /** Every approval asks for a purge; the alarm time is kept in memory so most ask no storage. */
   private async schedulePurge(at: number): Promise<void> {
-    const scheduled = await this.ctx.storage.getAlarm();
-    if (scheduled === null || scheduled > at) await this.ctx.storage.setAlarm(at);
+    if (this.purgeAt === undefined) this.purgeAt = await this.ctx.storage.getAlarm();
+    if (this.purgeAt === null || this.purgeAt > at) {
+      await this.ctx.storage.setAlarm(at);
+      this.purgeAt = at;
+    }
   }
 
   /** storage.delete takes at most 128 keys a call. */

@@ -3,7 +3,7 @@ import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import type { Hono } from 'hono';
 import { gateAuthentication } from '../auth/authenticate.js';
 import { readVoiceFromKv } from '../edge-index/voices.js';
-import { admitAndRecord, checkIdInShard, recordDecision, shardOfKey } from '../gate/audit-outbox.js';
+import { admitAndRecord, checkIdInShard, recentlyRefused, recordDecision, shardOfKey } from '../gate/audit-outbox.js';
 import { auditedCaller, gateLimit, holderOf, platformRefusal } from '../gate/callers.js';
 import { applyRateDecision } from '../gate/rate-limit.js';
 import { auditFields, shapeResult } from '../gate/results.js';
@@ -19,10 +19,12 @@ const contract = edgeRoutes.preSynthesisCheck;
  * ever given by the voice's VoiceGate object, which issues the token in the same step. The
  * decision is durable in the audit outbox before the answer leaves.
  *
- * Every request is counted against the caller's limit before anything it asks for happens, and a
- * refused one gets its 429 whatever its body. The limit is counted by the AuditOutbox shard that
- * holds the caller's key, so a KV-answered decision is admitted and recorded in one object call:
- * reading the body and the voice first changes nothing, they have no side effects.
+ * Every request is counted against the caller's limit, and a refused one gets its 429 whatever its
+ * body and whatever was decided. The limit is counted by the AuditOutbox shard that holds the
+ * caller's key, so a decision is admitted and recorded in one object call: reading the body and the
+ * voice first changes nothing. A possible approval is decided by VoiceGate before that call, so a
+ * refused request may leave a token behind that nobody ever sees (it expires unused); a caller this
+ * isolate has seen refused is counted first instead, so a flood over the limit costs no signatures.
  */
 export function mountPreSynthesisCheck(app: Hono<AppEnv>) {
   app.post(routerPath(contract), gateAuthentication, jsonBodyLimit, async (c) => {
@@ -69,8 +71,9 @@ export function mountPreSynthesisCheck(app: Hono<AppEnv>) {
       decision = fastPath;
       applyRateDecision(c, limit, await admitAndRecord(c.env, limit, nowMs, auditRecord(decision)));
     } else {
-      // A possible approval: admitted first, then confirmed (and its token issued) by VoiceGate only.
-      applyRateDecision(c, limit, await admitAndRecord(c.env, limit, nowMs, null));
+      // A possible approval: confirmed (and its token issued) by VoiceGate only.
+      const admittedFirst = recentlyRefused(limit.key, nowMs);
+      if (admittedFirst) applyRateDecision(c, limit, await admitAndRecord(c.env, limit, nowMs, null));
       const gate = c.env.VOICE_GATE.get(c.env.VOICE_GATE.idFromName(request.voice_id));
       decision = await gate.decide({
         ...query,
@@ -80,7 +83,8 @@ export function mountPreSynthesisCheck(app: Hono<AppEnv>) {
         holder: holderOf(caller),
         now_ms: nowMs,
       });
-      await recordDecision(c.env, auditRecord(decision));
+      if (admittedFirst) await recordDecision(c.env, auditRecord(decision));
+      else applyRateDecision(c, limit, await admitAndRecord(c.env, limit, nowMs, auditRecord(decision)));
     }
     const { body, headers } = shapeResult(config, config.variant, decision, request.voice_id, checkId, nowMs);
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
