@@ -84,15 +84,21 @@ async function measureDeliveries(handle: DatabaseHandle, events: number, endpoin
     await handle.db
       .insert(users)
       .values({ id: adminId, email: `${adminId}@bench`, passwordHash: 'x', role: 'admin', createdAt: new Date() });
+    const { sender } = webhookSettings({ allowLoopback: true, gateVariant: 'A' });
+    // Stored as the service stores them: encrypted, bound to their row.
     await handle.db.insert(webhookEndpoints).values(
-      Array.from({ length: endpoints }, (_, index) => ({
-        id: randomUUID(),
-        ownerId: adminId,
-        url: `http://127.0.0.1:${port}/hook/${index}`,
-        events: ['voice.deleted'],
-        secret: `whsec_${randomBytes(24).toString('base64')}`,
-        createdAt: new Date(),
-      })),
+      Array.from({ length: endpoints }, (_, index) => {
+        const id = randomUUID();
+        const secret = sender.secretEncryption.encrypt(`whsec_${randomBytes(24).toString('base64')}`, id);
+        return {
+          id,
+          ownerId: adminId,
+          url: `http://127.0.0.1:${port}/hook/${index}`,
+          events: ['voice.deleted'],
+          secret,
+          createdAt: new Date(),
+        };
+      }),
     );
     for (let i = 0; i < events; i++) {
       await recordEvent(handle.db, { type: 'voice.deleted', voiceId: randomUUID(), ownerId: null }, new Date());
@@ -100,8 +106,8 @@ async function measureDeliveries(handle: DatabaseHandle, events: number, endpoin
     const worker = new WebhookWorker({
       db: handle.db,
       clock: systemRuntime.clock,
-      log: { warn: () => {}, info: () => {} } as never,
-      sender: webhookSettings({ allowLoopback: true, gateVariant: 'A' }).sender,
+      log: { warn: () => {}, info: () => {}, error: () => {} } as never,
+      sender,
       retrySchedule: [0, 1],
       batchSize: 100,
     });
@@ -125,7 +131,7 @@ const bench: Bench = {
   title: 'Audit chain and webhooks (origin)',
   method:
     'Appends: records queued in audit_pending, then the appender drains them in batches of 1,000 (one transaction each, under the chain lock); ' +
-    'appends/s = records / drain time. Verification: GET …/verify logic over the whole chain (pages of 5,000 rows, SHA-256 per entry). ' +
+    'appends/s = records / drain time. Verification: GET …/verify logic over the whole chain (pages of 5,000 seqs, each read as one JSON value; canonical JSON and SHA-256 per entry in the origin process). ' +
     'Deliveries: events fanned out to 20 local endpoints (one at a time per endpoint, by design), a receiver answering 204; ' +
     'deliveries/s until all are acknowledged. PGlite in-memory; Postgres when TEST_DATABASE_URL names a server (through the Neon driver).',
   async run({ quick }) {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type AuditEntry, type AuditRecord, auditEntryPreimage } from '@vip/shared-schema';
 import type { auditEntries } from '../db/schema.js';
 
@@ -44,9 +44,8 @@ function entryPreimage(entry: Omit<AuditEntry, 'entry_hash'> & { entry_hash?: st
   return `${entry.prev_hash}${json}}`;
 }
 
-/** Same result as shared-schema's auditEntryHash, synchronously, with Node's SHA-256. */
-export const hashAuditEntry = (entry: Omit<AuditEntry, 'entry_hash'>): string =>
-  createHash('sha256').update(entryPreimage(entry)).digest('hex');
+/** Same result as shared-schema's auditEntryHash, synchronously, with Node's one-shot SHA-256 (no Hash object per entry). */
+export const hashAuditEntry = (entry: Omit<AuditEntry, 'entry_hash'>): string => hash('sha256', entryPreimage(entry), 'hex');
 
 /** Postgres hands uuids back lower-case; the hashed entry must hold what the table will return. */
 const lowerUuid = (value: string | null) => value?.toLowerCase() ?? null;

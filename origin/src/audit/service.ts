@@ -3,7 +3,7 @@ import type { Database } from '../db/client.js';
 import type { Clock } from '../runtime.js';
 import { appendPendingBatch } from './appender.js';
 import type { CheckpointSigner } from './checkpoints.js';
-import { type AuditEntryRow, hashAuditEntry, rowToEntry } from './entries.js';
+import { hashAuditEntry, rowToEntry } from './entries.js';
 import * as store from './store.js';
 
 export interface AuditServiceDeps {
@@ -72,22 +72,30 @@ export class AuditService {
       if (!anchor) return { valid: false, entries: 0, head_hash: GENESIS_HASH, first_invalid_seq: fromSeq - 1 };
       previous = { seq: anchor.seq, entry_hash: anchor.entryHash };
     }
+    const readPage = (start: number) => {
+      const end = Math.min(toSeq, start + VERIFY_PAGE - 1);
+      return { end, size: end - start + 1, entries: store.entriesBetween(db, start, end) };
+    };
     let checked = 0;
     let lastRowSeq = fromSeq - 1;
     // The next page is read while this one is hashed: the database and the CPU work side by side.
-    let nextPage: Promise<AuditEntryRow[]> | null = store.entriesFrom(db, fromSeq, toSeq, VERIFY_PAGE);
-    while (nextPage) {
-      const rows: AuditEntryRow[] = await nextPage;
-      if (rows.length === 0) break;
-      const last = rows[rows.length - 1]!;
-      nextPage = rows.length === VERIFY_PAGE && last.seq < toSeq ? store.entriesFrom(db, last.seq + 1, toSeq, VERIFY_PAGE) : null;
-      const verdict = await verifyChainSegment(rows.map(rowToEntry), previous, hashAuditEntry);
+    let page = fromSeq <= toSeq ? readPage(fromSeq) : null;
+    while (page) {
+      const entries = await page.entries;
+      // A page short of rows ends the chain or has a gap; reading resumes at the next row there is,
+      // whose seq then breaks the numbering.
+      const nextStart =
+        page.end >= toSeq ? null : entries.length === page.size ? page.end + 1 : await store.firstSeqAfter(db, page.end, toSeq);
+      page = nextStart === null ? null : readPage(nextStart);
+      const verdict = await verifyChainSegment(entries, previous, hashAuditEntry);
       if (!verdict.valid) {
-        await nextPage;
-        return { ...verdict, entries: checked + rows.length };
+        await page?.entries;
+        return { ...verdict, entries: checked + entries.length };
       }
-      checked += rows.length;
-      previous = { seq: last.seq, entry_hash: last.entryHash };
+      const last = entries.at(-1);
+      if (!last) continue;
+      checked += entries.length;
+      previous = { seq: last.seq, entry_hash: last.entry_hash };
       lastRowSeq = last.seq;
     }
     const headHash = previous?.entry_hash ?? GENESIS_HASH;

@@ -1,4 +1,4 @@
-import { type AuditRecord, GENESIS_HASH } from '@vip/shared-schema';
+import { type AuditEntry, type AuditRecord, GENESIS_HASH } from '@vip/shared-schema';
 import { and, asc, desc, eq, gt, gte, inArray, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { auditCheckpoints, auditEntries, auditPending, voices } from '../db/schema.js';
@@ -114,13 +114,78 @@ export function listEntries(db: Executor, reader: AuditReader, filter: AuditFilt
     .limit(limit);
 }
 
-export function entriesFrom(db: Executor, fromSeq: number, toSeq: number, limit: number): Promise<AuditEntryRow[]> {
-  return db
-    .select()
+/**
+ * The entries with `fromSeq <= seq <= toSeq`, in seq order, as verification reads them: a page.
+ * Bounded on both sides, a page reads only its own rows (with no upper bound near it, a planner
+ * without statistics, as on PGlite, sorts every row from `fromSeq` on for each page). The rows come
+ * back as one JSON text of text arrays, which carries any text exactly: PGlite copies each returned
+ * field into a buffer of its own, so one field per page instead of eighteen per row is most of the speed.
+ */
+export async function entriesBetween(db: Executor, fromSeq: number, toSeq: number): Promise<AuditEntry[]> {
+  const e = auditEntries;
+  // Keep in step with the destructuring below. recorded_at travels as epoch seconds, so its ISO
+  // form is still written by JS (toISOString), as when the entry was hashed.
+  const fields = sql`array[${e.checkId}::text, ${e.kind}, ${e.decidedAt}, ${e.voiceId}::text, ${e.platformName}, ${e.intendedUse},
+    ${e.decision}, ${e.action}, ${e.reason}, ${e.licenseStatus}, ${e.consentStatus}, ${e.callerType}, ${e.callerId}, ${e.tokenJti},
+    ${e.seq}::text, date_part('epoch', ${e.recordedAt})::text, ${e.prevHash}, ${e.entryHash}]`;
+  const [result] = await db
+    .select({ page: sql<string | null>`json_agg(${fields} order by ${e.seq})::text` })
+    .from(e)
+    .where(and(gte(e.seq, fromSeq), lte(e.seq, toSeq)));
+  const rows = JSON.parse(result?.page ?? '[]') as (string | null)[][];
+  return rows.map(
+    ([
+      check_id,
+      kind,
+      decided_at,
+      voice_id,
+      platform_name,
+      intended_use,
+      decision,
+      action,
+      reason,
+      license_status,
+      consent_status,
+      caller_type,
+      caller_id,
+      token_jti,
+      seq,
+      recordedAtSeconds,
+      prev_hash,
+      entry_hash,
+    ]) =>
+      ({
+        check_id,
+        kind,
+        decided_at,
+        voice_id,
+        platform_name,
+        intended_use,
+        decision,
+        action,
+        reason,
+        license_status,
+        consent_status,
+        caller_type,
+        caller_id,
+        token_jti,
+        seq: Number(seq),
+        recorded_at: new Date(Math.round(Number(recordedAtSeconds) * 1000)).toISOString(),
+        prev_hash,
+        entry_hash,
+      }) as AuditEntry,
+  );
+}
+
+/** The lowest seq above `afterSeq` and at most `toSeq`, or null: where reading resumes after a gap. */
+export async function firstSeqAfter(db: Executor, afterSeq: number, toSeq: number): Promise<number | null> {
+  const [row] = await db
+    .select({ seq: auditEntries.seq })
     .from(auditEntries)
-    .where(and(gte(auditEntries.seq, fromSeq), lte(auditEntries.seq, toSeq)))
+    .where(and(gt(auditEntries.seq, afterSeq), lte(auditEntries.seq, toSeq)))
     .orderBy(asc(auditEntries.seq))
-    .limit(limit);
+    .limit(1);
+  return row?.seq ?? null;
 }
 
 export async function entryAt(db: Executor, seq: number): Promise<AuditEntryRow | null> {

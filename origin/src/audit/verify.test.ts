@@ -1,0 +1,115 @@
+import { type AuditEntry, auditRecordSchema, GENESIS_HASH } from '@vip/shared-schema';
+import { asc, gte, sql } from 'drizzle-orm';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateSigningJwk } from '../auth/access-tokens.js';
+import type { DatabaseHandle } from '../db/client.js';
+import { auditEntries } from '../db/schema.js';
+import { systemRuntime } from '../runtime.js';
+import { openTestDatabase } from '../testing/database.js';
+import { createCheckpointSigner } from './checkpoints.js';
+import { chainEntry, entryToRow, rowToEntry } from './entries.js';
+import { AuditService } from './service.js';
+import * as store from './store.js';
+import { gateRecord } from './test-records.js';
+
+/** Any text Postgres can hold (no NUL): quotes, backslashes, control characters, astral and separator code points. */
+const storableText = fc.option(
+  fc.string({ unit: 'binary', maxLength: 24 }).map((text) => text.replaceAll('\0', '')),
+  { nil: null },
+);
+
+let handle: DatabaseHandle;
+let audit: AuditService;
+beforeAll(async () => {
+  handle = await openTestDatabase();
+  audit = new AuditService({
+    db: handle.db,
+    clock: systemRuntime.clock,
+    checkpoints: await createCheckpointSigner(await generateSigningJwk('verify-test')),
+  });
+});
+afterAll(() => handle?.close());
+
+/** Replaces the chain with `count` entries, some with adversarial text, written straight to the table. */
+async function writeChain(
+  count: number,
+  adversarial: { platform_name: string | null; reason: string | null; caller_id: string | null; token_jti: string | null }[] = [],
+) {
+  await handle.db.delete(auditEntries);
+  let previous = GENESIS_HASH;
+  const entries: AuditEntry[] = [];
+  for (let seq = 1; seq <= count; seq++) {
+    const record = auditRecordSchema.parse(gateRecord());
+    const entry = chainEntry({ ...record, ...adversarial[seq - 1] }, seq, new Date(Date.UTC(2026, 0, 1) + seq * 7), previous);
+    entries.push(entry);
+    previous = entry.entry_hash;
+  }
+  for (let i = 0; i < entries.length; i += 1_000) await store.insertEntries(handle.db, entries.slice(i, i + 1_000).map(entryToRow));
+  return entries;
+}
+
+describe('chain verification', () => {
+  it('reads back every text exactly, so entries with any storable text verify', async () => {
+    const texts = fc.sample(
+      fc.record({ platform_name: storableText, reason: storableText, caller_id: storableText, token_jti: storableText }),
+      300,
+    );
+    const written = await writeChain(texts.length, texts);
+    const throughDrizzle = (await handle.db.select().from(auditEntries).orderBy(asc(auditEntries.seq))).map(rowToEntry);
+    expect(await store.entriesBetween(handle.db, 1, written.length)).toEqual(throughDrizzle);
+    expect(throughDrizzle).toEqual(written);
+    expect(await audit.verify()).toEqual({
+      valid: true,
+      entries: written.length,
+      head_hash: written.at(-1)!.entry_hash,
+      first_invalid_seq: null,
+    });
+  });
+
+  describe('over several pages', () => {
+    const count = 11_000;
+    let entries: AuditEntry[];
+    beforeAll(async () => {
+      entries = await writeChain(count);
+    });
+
+    /** Tampers, verifies, and restores the rows from `fromSeq` on. */
+    async function verifyTampered(fromSeq: number, tamper: () => Promise<unknown>, range?: { from_seq?: number; to_seq?: number }) {
+      try {
+        await tamper();
+        return await audit.verify(range);
+      } finally {
+        await handle.db.delete(auditEntries).where(gte(auditEntries.seq, fromSeq));
+        const rest = entries.slice(fromSeq - 1).map(entryToRow);
+        for (let i = 0; i < rest.length; i += 1_000) await store.insertEntries(handle.db, rest.slice(i, i + 1_000));
+      }
+    }
+
+    it('verifies the whole chain and any range', async () => {
+      expect(await audit.verify()).toEqual({ valid: true, entries: count, head_hash: entries.at(-1)!.entry_hash, first_invalid_seq: null });
+      expect(await audit.verify({ from_seq: 4_990, to_seq: 10_010 })).toEqual({
+        valid: true,
+        entries: 5_021,
+        head_hash: entries[10_009]!.entry_hash,
+        first_invalid_seq: null,
+      });
+    });
+
+    it('names a row deleted at the end of a page', async () => {
+      const verdict = await verifyTampered(5_000, () => handle.db.execute(sql`delete from audit_entries where seq = 5000`));
+      expect(verdict).toMatchObject({ valid: false, first_invalid_seq: 5_000, head_hash: entries[4_998]!.entry_hash });
+    });
+
+    it('names the start of a gap longer than a page', async () => {
+      const verdict = await verifyTampered(4_000, () => handle.db.execute(sql`delete from audit_entries where seq between 4000 and 10500`));
+      expect(verdict).toMatchObject({ valid: false, first_invalid_seq: 4_000, head_hash: entries[3_998]!.entry_hash });
+    });
+
+    it('names an edited row on a later page, in a range too', async () => {
+      const edit = () => handle.db.execute(sql`update audit_entries set reason = 'scope_mismatch' where seq = 7321`);
+      expect(await verifyTampered(7_321, edit)).toMatchObject({ valid: false, first_invalid_seq: 7_321 });
+      expect(await verifyTampered(7_321, edit, { from_seq: 6_000 })).toMatchObject({ valid: false, first_invalid_seq: 7_321 });
+    });
+  });
+});
