@@ -170,11 +170,17 @@ export async function entriesBetween(db: Executor, fromSeq: number, toSeq: numbe
         caller_id,
         token_jti,
         seq: Number(seq),
-        recorded_at: new Date(Math.round(Number(recordedAtSeconds) * 1000)).toISOString(),
+        recorded_at: isoTime(recordedAtSeconds),
         prev_hash,
         entry_hash,
       }) as AuditEntry,
   );
+}
+
+/** The ISO form JS hashed; a tampered value no Date can hold (`infinity`) stays as read, so it fails the hash instead of throwing. */
+function isoTime(epochSeconds: string | null | undefined): string {
+  const ms = Math.round(Number(epochSeconds) * 1000);
+  return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(epochSeconds);
 }
 
 /** The lowest seq above `afterSeq` and at most `toSeq`, or null: where reading resumes after a gap. */

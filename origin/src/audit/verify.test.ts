@@ -111,5 +111,10 @@ describe('chain verification', () => {
       expect(await verifyTampered(7_321, edit)).toMatchObject({ valid: false, first_invalid_seq: 7_321 });
       expect(await verifyTampered(7_321, edit, { from_seq: 6_000 })).toMatchObject({ valid: false, first_invalid_seq: 7_321 });
     });
+
+    it('names a row whose recorded_at was set to a time no Date can hold', async () => {
+      const edit = () => handle.db.execute(sql`update audit_entries set recorded_at = 'infinity' where seq = 8000`);
+      expect(await verifyTampered(8_000, edit)).toMatchObject({ valid: false, first_invalid_seq: 8_000 });
+    });
   });
 });
