@@ -8,6 +8,7 @@ import { requestLog } from './http/request-log.js';
 import { mountAuditPull } from './routes/audit-pull.js';
 import { mountDemo } from './routes/demo.js';
 import { mountDocs } from './routes/docs.js';
+import { mountHealth } from './routes/health.js';
 import { mountInternalSync } from './routes/internal-sync.js';
 import { mountJwks } from './routes/jwks.js';
 import { mountOpenApi } from './routes/openapi.js';
@@ -35,6 +36,7 @@ export function createApp(runtime: Runtime): Hono<AppEnv> {
   mountAuditPull(app);
   mountOpenApi(app);
   mountDocs(app);
+  mountHealth(app);
   app.onError(onError);
   // Edge paths have no parameters, so a path names its route exactly.
   app.notFound(notFound((path) => routes.filter((route) => route.path === path).map((route) => route.method.toUpperCase())));

@@ -17,6 +17,7 @@ import { serializeError } from './db/errors.js';
 import { registerDetectionRoutes } from './detection/routes.js';
 import { DetectionService } from './detection/service.js';
 import type { OutboxSignal } from './edge-sync/signal.js';
+import { registerHealthRoutes } from './health/routes.js';
 import { LOG_REDACTIONS, logEachRequest } from './http/access-log.js';
 import { registerDocsRoutes } from './http/docs.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -94,6 +95,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   logEachRequest(app);
 
   const registry: ContractRegistry = [];
+  registerHealthRoutes(app, registry, { db: deps.db, voiceprint: deps.voiceprint });
   const guards = createGuards(deps.tokens, deps.runtime.clock);
   const auth = new AuthService({ db: deps.db, hasher: deps.hasher, tokens: deps.tokens, runtime: deps.runtime });
   const platforms = new PlatformService({ db: deps.db, runtime: deps.runtime, outbox: deps.outbox });

@@ -8,6 +8,7 @@ export * from './edge-audit.js';
 export * from './edge-index.js';
 export * from './enums.js';
 export * from './gate.js';
+export * from './health.js';
 export * from './http.js';
 export * from './identity.js';
 export * from './internal-auth.js';

@@ -10,8 +10,8 @@ import { DrizzleQueryError } from 'drizzle-orm/errors';
 
 /** Thrown where a store rewrites the driver's error (to keep values out of it) but the cause was an outage. */
 export class DatabaseUnavailableError extends Error {
-  constructor(message = 'The database is unavailable.') {
-    super(message);
+  constructor(message = 'The database is unavailable.', options?: ErrorOptions) {
+    super(message, options);
     this.name = 'DatabaseUnavailableError';
   }
 }

@@ -9,6 +9,7 @@ import {
   redeemRequestSchema,
   redeemResultSchema,
 } from '../gate.js';
+import { edgeLivenessSchema } from '../health.js';
 
 /** Every route the edge Worker serves (DESIGN section 1). Its `/openapi.json` is built from these. */
 export const edgeRoutes = {
@@ -128,6 +129,16 @@ export const edgeRoutes = {
     tag: 'docs',
     auth: ['none'],
     success: { status: 200, description: 'HTML page.', contentType: 'text/html' },
+    problems: [],
+  }),
+  health: defineRoute({
+    method: 'get',
+    path: '/healthz',
+    operationId: 'edgeLiveness',
+    summary: 'Liveness: the Worker serves and its settings parse. No storage, no rate limit, no credentials.',
+    tag: 'health',
+    auth: ['none'],
+    success: { status: 200, description: 'Serving, with the deployed gate variant.', schema: edgeLivenessSchema },
     problems: [],
   }),
 } as const;

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { GATE_VARIANTS } from './enums.js';
+
+/**
+ * Health answers for probes (load balancers, orchestrators). They say whether a plane can serve and
+ * nothing more: no versions, no settings, nothing about voices.
+ */
+
+export const originLivenessSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Liveness' });
+
+export const edgeLivenessSchema = z
+  .object({ status: z.literal('ok'), variant: z.enum(GATE_VARIANTS) })
+  .meta({ id: 'EdgeLiveness', description: 'The Worker serves; `variant` is the deployed gate variant.' });
+export type EdgeLiveness = z.infer<typeof edgeLivenessSchema>;
+
+export const readinessSchema = z
+  .object({
+    status: z.literal('ready'),
+    checks: z.object({
+      database: z.literal('ok'),
+      /** Absent where the process runs no voiceprint engine. */
+      voiceprint: z
+        .object({
+          busy: z.number().int().nonnegative().describe('Audio files being processed now'),
+          queued: z.number().int().nonnegative().describe('Audio files waiting for a worker thread'),
+        })
+        .optional(),
+    }),
+  })
+  .meta({ id: 'Readiness', description: 'The database answered; the voiceprint load, where this process runs the engine.' });
+export type Readiness = z.infer<typeof readinessSchema>;
