@@ -80,7 +80,7 @@ describe('the voiceprint path against the previous one (libsamplerate, one Siler
   afterAll(() => tmp.remove());
 
   for (const backendName of ['web', 'node'] as BackendName[]) {
-    it(`${backendName}: the same VAD probabilities bit for bit, and embeddings with cosine > 0.9999`, async () => {
+    it(`${backendName}: the same VAD probabilities bit for bit, and embeddings with cosine > 0.999`, async () => {
       const backend = await loadBackend(backendName);
       const shipped = shippedBundledModel();
       const dir = shipped ? path.dirname(bundledManifestPath) : standInDir();
@@ -108,7 +108,10 @@ describe('the voiceprint path against the previous one (libsamplerate, one Siler
           const previousProbabilities = await vad.probabilities(previous.samples);
           const embedding = await model.embed(result.speech);
           const previousEmbedding = await model.embed(extractPadded(previous.samples, previousProbabilities));
-          expect(cosine(embedding, previousEmbedding), upload.name).toBeGreaterThan(0.9999);
+          // Resampler differences under -55 dB (resample.test.ts) move a 48 kHz file's embedding by
+          // up to about 2e-4 (cosine) with the shipped model: far inside the distance from the
+          // threshold (0.38) to a same-speaker score.
+          expect(cosine(embedding, previousEmbedding), upload.name).toBeGreaterThan(0.999);
         }
       } finally {
         await Promise.all([model.release(), vad.release(), plainSilero.release()]);
