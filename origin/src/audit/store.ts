@@ -122,60 +122,49 @@ export function listEntries(db: Executor, reader: AuditReader, filter: AuditFilt
  * field into a buffer of its own, so one field per page instead of eighteen per row is most of the speed.
  */
 export async function entriesBetween(db: Executor, fromSeq: number, toSeq: number): Promise<AuditEntry[]> {
-  const e = auditEntries;
-  // Keep in step with the destructuring below. recorded_at travels as epoch seconds, so its ISO
-  // form is still written by JS (toISOString), as when the entry was hashed.
-  const fields = sql`array[${e.checkId}::text, ${e.kind}, ${e.decidedAt}, ${e.voiceId}::text, ${e.platformName}, ${e.intendedUse},
-    ${e.decision}, ${e.action}, ${e.reason}, ${e.licenseStatus}, ${e.consentStatus}, ${e.callerType}, ${e.callerId}, ${e.tokenJti},
-    ${e.seq}::text, date_part('epoch', ${e.recordedAt})::text, ${e.prevHash}, ${e.entryHash}]`;
-  const [result] = await db
-    .select({ page: sql<string | null>`json_agg(${fields} order by ${e.seq})::text` })
-    .from(e)
-    .where(and(gte(e.seq, fromSeq), lte(e.seq, toSeq)));
-  const rows = JSON.parse(result?.page ?? '[]') as (string | null)[][];
-  return rows.map(
-    ([
-      check_id,
-      kind,
-      decided_at,
-      voice_id,
-      platform_name,
-      intended_use,
-      decision,
-      action,
-      reason,
-      license_status,
-      consent_status,
-      caller_type,
-      caller_id,
-      token_jti,
-      seq,
-      recordedAtSeconds,
-      prev_hash,
-      entry_hash,
-    ]) =>
-      ({
-        check_id,
-        kind,
-        decided_at,
-        voice_id,
-        platform_name,
-        intended_use,
-        decision,
-        action,
-        reason,
-        license_status,
-        consent_status,
-        caller_type,
-        caller_id,
-        token_jti,
-        seq: Number(seq),
-        recorded_at: isoTime(recordedAtSeconds),
-        prev_hash,
-        entry_hash,
-      }) as AuditEntry,
+  const fields = sql.join(
+    PAGE_FIELDS.map(([, read]) => read),
+    sql`, `,
   );
+  const [result] = await db
+    .select({ page: sql<string | null>`json_agg(array[${fields}] order by ${auditEntries.seq})::text` })
+    .from(auditEntries)
+    .where(and(gte(auditEntries.seq, fromSeq), lte(auditEntries.seq, toSeq)));
+  const rows = JSON.parse(result?.page ?? '[]') as (string | null)[][];
+  return rows.map((row) => {
+    const entry: Record<string, unknown> = {};
+    for (let i = 0; i < PAGE_FIELDS.length; i++) entry[PAGE_FIELDS[i]![0]] = row[i];
+    entry.seq = Number(entry.seq);
+    entry.recorded_at = isoTime(row[RECORDED_AT_INDEX]);
+    return entry as AuditEntry;
+  });
 }
+
+/**
+ * Each entry field and how a page reads it, as text. recorded_at travels as epoch seconds, so its
+ * ISO form is still written by JS (toISOString), as when the entry was hashed.
+ */
+const PAGE_FIELDS: [keyof AuditEntry, SQL][] = [
+  ['check_id', sql`${auditEntries.checkId}::text`],
+  ['kind', sql`${auditEntries.kind}`],
+  ['decided_at', sql`${auditEntries.decidedAt}`],
+  ['voice_id', sql`${auditEntries.voiceId}::text`],
+  ['platform_name', sql`${auditEntries.platformName}`],
+  ['intended_use', sql`${auditEntries.intendedUse}`],
+  ['decision', sql`${auditEntries.decision}`],
+  ['action', sql`${auditEntries.action}`],
+  ['reason', sql`${auditEntries.reason}`],
+  ['license_status', sql`${auditEntries.licenseStatus}`],
+  ['consent_status', sql`${auditEntries.consentStatus}`],
+  ['caller_type', sql`${auditEntries.callerType}`],
+  ['caller_id', sql`${auditEntries.callerId}`],
+  ['token_jti', sql`${auditEntries.tokenJti}`],
+  ['seq', sql`${auditEntries.seq}::text`],
+  ['recorded_at', sql`date_part('epoch', ${auditEntries.recordedAt})::text`],
+  ['prev_hash', sql`${auditEntries.prevHash}`],
+  ['entry_hash', sql`${auditEntries.entryHash}`],
+];
+const RECORDED_AT_INDEX = PAGE_FIELDS.findIndex(([field]) => field === 'recorded_at');
 
 /** The ISO form JS hashed; a tampered value no Date can hold (`infinity`) stays as read, so it fails the hash instead of throwing. */
 function isoTime(epochSeconds: string | null | undefined): string {
