@@ -73,16 +73,19 @@ export async function sendWebhook(attempt: DeliveryAttempt, settings: SenderSett
 
 const header = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
-/** What a failed attempt is recorded and reported as; null for a 2xx. */
-export function attemptError(outcome: AttemptOutcome): string | null {
+/** What an attempt is recorded and reported as: its HTTP status if any, and an error (null for a 2xx). */
+export function attemptSummary(outcome: AttemptOutcome): { statusCode: number | null; error: string | null } {
   switch (outcome.kind) {
     case 'response':
-      return outcome.statusCode >= 200 && outcome.statusCode < 300 ? null : `HTTP ${outcome.statusCode}`;
+      return {
+        statusCode: outcome.statusCode,
+        error: outcome.statusCode >= 200 && outcome.statusCode < 300 ? null : `HTTP ${outcome.statusCode}`,
+      };
     case 'refused':
-      return `refused: ${outcome.reason}`;
+      return { statusCode: null, error: `refused: ${outcome.reason}` };
     case 'unsigned':
-      return `not sent: ${outcome.reason}`;
+      return { statusCode: null, error: `not sent: ${outcome.reason}` };
     case 'error':
-      return outcome.reason;
+      return { statusCode: null, error: outcome.reason };
   }
 }

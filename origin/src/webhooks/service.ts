@@ -4,7 +4,7 @@ import type { Database } from '../db/client.js';
 import type { Runtime } from '../runtime.js';
 import { checkWebhookUrl, type Resolver, systemResolver } from './address-guard.js';
 import { SecretDecryptionError, SecretEncryption } from './secret-encryption.js';
-import { type AttemptOutcome, attemptError, type SenderSettings, sendWebhook } from './sender.js';
+import { type AttemptOutcome, attemptSummary, type SenderSettings, sendWebhook } from './sender.js';
 import * as store from './store.js';
 import { signingSecrets } from './worker.js';
 
@@ -152,8 +152,8 @@ const toWebhook = (row: store.EndpointRow) => ({
 });
 
 function testOutcome(outcome: AttemptOutcome) {
-  const error = attemptError(outcome);
-  return { delivered: error === null, status_code: outcome.kind === 'response' ? outcome.statusCode : null, error };
+  const { statusCode, error } = attemptSummary(outcome);
+  return { delivered: error === null, status_code: statusCode, error };
 }
 
 const fieldProblem = (field: string, message: string) =>

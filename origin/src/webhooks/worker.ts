@@ -4,7 +4,7 @@ import type { Database } from '../db/client.js';
 import type { RoundOutcome } from '../jobs/background-loop.js';
 import type { Clock } from '../runtime.js';
 import { nextAttemptDelayMs, parseRetryAfter } from './schedule.js';
-import { type AttemptOutcome, attemptError, type SenderSettings, sendWebhook } from './sender.js';
+import { attemptSummary, type SenderSettings, sendWebhook } from './sender.js';
 import * as store from './store.js';
 
 export interface WebhookWorkerOptions {
@@ -136,7 +136,7 @@ export class WebhookWorker {
       sender,
     );
     const now = clock.now();
-    const record = attemptRecord(outcome);
+    const record: store.AttemptRecord = attemptSummary(outcome);
     if (outcome.kind === 'unsigned') {
       // A wrong or missing SECRETS_ENCRYPTION_KEYS entry, or a value moved between rows: only an operator can fix it.
       log.error(
@@ -144,7 +144,7 @@ export class WebhookWorker {
         'webhook delivery not sent: its signing secret could not be decrypted',
       );
     }
-    if (outcome.kind === 'response' && outcome.statusCode >= 200 && outcome.statusCode < 300) {
+    if (record.error === null) {
       await store.markDelivered(db, delivery.id, record, now);
       return;
     }
@@ -185,8 +185,3 @@ export function signingSecrets(
   const graceOpen = endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > now;
   return graceOpen ? [endpoint.secret, endpoint.previousSecret!] : [endpoint.secret];
 }
-
-const attemptRecord = (outcome: AttemptOutcome): store.AttemptRecord => ({
-  statusCode: outcome.kind === 'response' ? outcome.statusCode : null,
-  error: attemptError(outcome),
-});
