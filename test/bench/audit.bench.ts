@@ -131,7 +131,7 @@ const bench: Bench = {
   title: 'Audit chain and webhooks (origin)',
   method:
     'Appends: records queued in audit_pending, then the appender drains them in batches of 1,000 (one transaction each, under the chain lock); ' +
-    'appends/s = records / drain time. Verification: GET …/verify logic over the whole chain (pages of 5,000 seqs, each read as one JSON value; canonical JSON and SHA-256 per entry in the origin process). ' +
+    'appends/s = records / drain time. Verification: GET …/verify logic over the whole chain (pages of 5,000 seqs, each read as one text of stored entry JSON; SHA-256 per entry in the origin process). ' +
     'Deliveries: events fanned out to 20 local endpoints (one at a time per endpoint, by design), a receiver answering 204; ' +
     'deliveries/s until all are acknowledged. PGlite in-memory; Postgres when TEST_DATABASE_URL names a server (through the Neon driver).',
   async run({ quick }) {

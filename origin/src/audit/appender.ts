@@ -1,6 +1,6 @@
 import type { Database } from '../db/client.js';
 import type { Clock } from '../runtime.js';
-import { chainEntry, entryToRow } from './entries.js';
+import { chainEntry } from './entries.js';
 import * as store from './store.js';
 
 /**
@@ -23,8 +23,8 @@ export async function appendPendingBatch(db: Database, clock: Clock, batchSize: 
     for (const { checkId, record } of pending) {
       if (chained.has(checkId)) continue;
       const entry = chainEntry(record, ++seq, recordedAt, entryHash);
-      entryHash = entry.entry_hash;
-      rows.push(entryToRow(entry));
+      entryHash = entry.entryHash;
+      rows.push(entry);
     }
     await store.insertEntries(tx, rows);
     await store.deletePending(tx, checkIds);

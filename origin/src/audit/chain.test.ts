@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type AuditEntry, auditEntryHash, createdApiKeySchema, GENESIS_HASH, platformSchema } from '@vip/shared-schema';
+import { type AuditEntry, auditEntryHash, canonicalJson, createdApiKeySchema, GENESIS_HASH, platformSchema } from '@vip/shared-schema';
 import {
   auditCheckpointListSchema,
   auditCheckpointSchema,
@@ -45,7 +45,10 @@ async function ownVoice(ownerId: string) {
 
 /** Runs a tampering on the table and puts every row back afterwards, so the other tests see an intact chain. */
 async function whileTampered<T>(tamper: () => Promise<unknown>, check: () => Promise<T>): Promise<T> {
-  const saved = await db().select().from(auditEntries).orderBy(asc(auditEntries.seq));
+  const saved = await db()
+    .select({ entryJson: auditEntries.entryJson, entryHash: auditEntries.entryHash })
+    .from(auditEntries)
+    .orderBy(asc(auditEntries.seq));
   try {
     await tamper();
     return await check();
@@ -59,6 +62,26 @@ async function whileTampered<T>(tamper: () => Promise<unknown>, check: () => Pro
 }
 
 const entryAt = async (seq: number) => (await db().select().from(auditEntries).where(eq(auditEntries.seq, seq)))[0]!;
+
+/** Rewrites the stored entry at `seq` with some fields changed, still as canonical JSON. */
+async function editEntry(seq: number, changes: Partial<AuditEntry>, entryHash?: string) {
+  const entry = { ...JSON.parse((await entryAt(seq)).entryJson), ...changes };
+  await db()
+    .update(auditEntries)
+    .set({ entryJson: canonicalJson(entry), ...(entryHash ? { entryHash } : {}) })
+    .where(eq(auditEntries.seq, seq));
+}
+
+/** Moves the entries with `seq` in [from, to] by `by`, in their JSON (seq is derived from it); two steps keep seq unique. */
+async function renumber(from: number, to: number, by: number) {
+  const move = (factor: number, offset: number, where: ReturnType<typeof sql>) =>
+    db().execute(
+      sql`update audit_entries set entry_json = jsonb_set(entry_json::jsonb, '{seq}', to_jsonb(${factor}::bigint * seq + ${offset}))::text where ${where}`,
+    );
+  await move(-1, -by, sql`seq between ${from} and ${to}`);
+  await move(-1, 0, sql`seq < 0`);
+}
+
 const headSeq = async () => (await db().select({ max: sql<number>`max(seq)::int` }).from(auditEntries))[0]!.max;
 
 describe('appending', () => {
@@ -131,7 +154,7 @@ describe('GET /audit-log/verify catches tampering', () => {
   it('an edited field', async () => {
     const seq = await middle();
     const verdict = await whileTampered(
-      () => db().update(auditEntries).set({ decision: 'allow' }).where(eq(auditEntries.seq, seq)),
+      () => editEntry(seq, { decision: 'allow' }),
       () => verify(),
     );
     expect(verdict).toMatchObject({ valid: false, first_invalid_seq: seq, head_hash: (await entryAt(seq - 1)).entryHash });
@@ -143,10 +166,7 @@ describe('GET /audit-log/verify catches tampering', () => {
     const verdict = await whileTampered(
       async () => {
         const forged = { ...(await get(`/api/v1/protect/audit-log?check_id=${row.checkId}`)).json().entries[0], reason: 'scope_mismatch' };
-        await db()
-          .update(auditEntries)
-          .set({ reason: 'scope_mismatch', entryHash: await auditEntryHash(forged as AuditEntry) })
-          .where(eq(auditEntries.seq, seq));
+        await editEntry(seq, { reason: 'scope_mismatch' }, await auditEntryHash(forged as AuditEntry));
       },
       () => verify(),
     );
@@ -167,20 +187,16 @@ describe('GET /audit-log/verify catches tampering', () => {
     const previous = await entryAt(seq - 1);
     const verdict = await whileTampered(
       async () => {
-        await db().execute(sql`update audit_entries set seq = -seq where seq >= ${seq}`);
-        await db().execute(sql`update audit_entries set seq = -seq + 1 where seq < 0`);
+        await renumber(seq, await headSeq(), 1);
         const forged = {
           ...gateRecord({ decision: 'allow', action: 'authorized', reason: null, license_status: 'licensed' }),
           seq,
           recorded_at: new Date().toISOString(),
           prev_hash: previous.entryHash,
         };
-        const row = { ...forged, entry_hash: await auditEntryHash(forged) };
-        await db().execute(sql`insert into audit_entries (seq, check_id, kind, decided_at, recorded_at, voice_id, platform_name, intended_use,
-          decision, action, reason, license_status, consent_status, caller_type, caller_id, token_jti, prev_hash, entry_hash)
-          values (${row.seq}, ${row.check_id}, ${row.kind}, ${row.decided_at}, ${row.recorded_at}, ${row.voice_id}, ${row.platform_name},
-          ${row.intended_use}, ${row.decision}, ${row.action}, ${row.reason}, ${row.license_status}, ${row.consent_status},
-          ${row.caller_type}, ${row.caller_id}, ${row.token_jti}, ${row.prev_hash}, ${row.entry_hash})`);
+        await db()
+          .insert(auditEntries)
+          .values({ entryJson: canonicalJson(forged), entryHash: await auditEntryHash(forged) });
       },
       () => verify(),
     );
@@ -192,9 +208,9 @@ describe('GET /audit-log/verify catches tampering', () => {
     const seq = await middle();
     const verdict = await whileTampered(
       async () => {
-        await db().execute(sql`update audit_entries set seq = -1 where seq = ${seq}`);
-        await db().execute(sql`update audit_entries set seq = ${seq} where seq = ${seq + 1}`);
-        await db().execute(sql`update audit_entries set seq = ${seq + 1} where seq = -1`);
+        await renumber(seq, seq, 1000);
+        await renumber(seq + 1, seq + 1, -1);
+        await renumber(seq + 1000, seq + 1000, -999);
       },
       () => verify(),
     );
@@ -216,11 +232,7 @@ describe('GET /audit-log/verify catches tampering', () => {
     const seq = await middle();
     expect(await verify(`?from_seq=${seq}&to_seq=${seq + 2}`)).toMatchObject({ valid: true, entries: 3, first_invalid_seq: null });
     const verdict = await whileTampered(
-      () =>
-        db()
-          .update(auditEntries)
-          .set({ platformName: 'Other' })
-          .where(eq(auditEntries.seq, seq + 1)),
+      () => editEntry(seq + 1, { platform_name: 'Other' }),
       () => verify(`?from_seq=${seq}&to_seq=${seq + 2}`),
     );
     expect(verdict).toMatchObject({ valid: false, first_invalid_seq: seq + 1 });

@@ -1,8 +1,8 @@
-import { type AuditEntry, type AuditRecord, GENESIS_HASH } from '@vip/shared-schema';
-import { and, asc, desc, eq, gt, gte, inArray, lte, or, type SQL, sql } from 'drizzle-orm';
+import { type AuditRecord, GENESIS_HASH } from '@vip/shared-schema';
+import { and, asc, desc, eq, getTableColumns, getTableName, gt, gte, inArray, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { auditCheckpoints, auditEntries, auditPending, voices } from '../db/schema.js';
-import type { AuditEntryRow } from './entries.js';
+import type { StoredEntry } from './entries.js';
 
 /** Advisory lock keys: any constants, the same in every origin process. */
 const CHAIN_LOCK_KEY = 6_170_001;
@@ -66,8 +66,8 @@ export async function chainedCheckIds(db: Executor, checkIds: readonly string[])
   return new Set(rows.map((row) => row.checkId));
 }
 
-export async function insertEntries(db: Executor, rows: AuditEntryRow[]): Promise<void> {
-  if (rows.length > 0) await db.insert(auditEntries).values(rows);
+export async function insertEntries(db: Executor, entries: StoredEntry[]): Promise<void> {
+  if (entries.length > 0) await db.insert(auditEntries).values(entries.map(({ entryJson, entryHash }) => ({ entryJson, entryHash })));
 }
 
 export async function deletePending(db: Executor, checkIds: readonly string[]): Promise<void> {
@@ -95,82 +95,105 @@ function visibleTo(reader: AuditReader): SQL | undefined {
   return or(ownVoices, and(eq(auditEntries.callerType, 'user'), eq(auditEntries.callerId, reader.userId)));
 }
 
-export function listEntries(db: Executor, reader: AuditReader, filter: AuditFilter, limit: number): Promise<AuditEntryRow[]> {
+const storedFields = { seq: auditEntries.seq, entryJson: auditEntries.entryJson, entryHash: auditEntries.entryHash };
+
+export function listEntries(
+  db: Executor,
+  reader: AuditReader,
+  filter: AuditFilter,
+  limit: number,
+): Promise<(StoredEntry & { seq: number })[]> {
   const conditions = [
     visibleTo(reader),
     filter.checkId ? eq(auditEntries.checkId, filter.checkId) : undefined,
     filter.voiceId ? eq(auditEntries.voiceId, filter.voiceId) : undefined,
     filter.platformName ? eq(auditEntries.platformName, filter.platformName) : undefined,
     filter.decision ? eq(auditEntries.decision, filter.decision) : undefined,
-    filter.from ? gte(auditEntries.recordedAt, filter.from) : undefined,
-    filter.to ? lte(auditEntries.recordedAt, filter.to) : undefined,
+    // recorded_at is ISO text of one fixed form, which sorts in time order.
+    filter.from ? gte(auditEntries.recordedAt, filter.from.toISOString()) : undefined,
+    filter.to ? lte(auditEntries.recordedAt, filter.to.toISOString()) : undefined,
     filter.afterSeq !== undefined ? gt(auditEntries.seq, filter.afterSeq) : undefined,
   ];
   return db
-    .select()
+    .select(storedFields)
     .from(auditEntries)
     .where(and(...conditions))
     .orderBy(asc(auditEntries.seq))
     .limit(limit);
 }
 
+/** An entry as verification reads it: its position, its stored hash and the JSON that was hashed. */
+export interface ChainLine {
+  seq: number;
+  entry_hash: string;
+  entryJson: string;
+}
+
 /**
  * The entries with `fromSeq <= seq <= toSeq`, in seq order, as verification reads them: a page.
  * Bounded on both sides, a page reads only its own rows (with no upper bound near it, a planner
  * without statistics, as on PGlite, sorts every row from `fromSeq` on for each page). The rows come
- * back as one JSON text of text arrays, which carries any text exactly: PGlite copies each returned
- * field into a buffer of its own, so one field per page instead of eighteen per row is most of the speed.
+ * back as one text, `entry_hash || seq || entry_json` per row joined by a record separator: PGlite
+ * copies each returned field into a buffer of its own, so one field per page is most of the speed.
+ * The database does not sort them: each line goes to its seq's place in the window here.
+ *
+ * entry_json cannot hold a bare separator (the derived columns parse it as JSON), but a tampered
+ * entry_hash can: a page whose lines do not match its rows one to one is read again row by row,
+ * which names the tampered row exactly.
  */
-export async function entriesBetween(db: Executor, fromSeq: number, toSeq: number): Promise<AuditEntry[]> {
-  const fields = sql.join(
-    PAGE_FIELDS.map(([, read]) => read),
-    sql`, `,
-  );
-  const [result] = await db
-    .select({ page: sql<string | null>`json_agg(array[${fields}] order by ${auditEntries.seq})::text` })
+export async function chainPage(db: Executor, fromSeq: number, toSeq: number): Promise<ChainLine[]> {
+  const inRange = and(gte(auditEntries.seq, fromSeq), lte(auditEntries.seq, toSeq));
+  const [page] = await db
+    .select({
+      rows: sql<number>`count(*)::int`,
+      text: sql<string | null>`string_agg(${auditEntries.entryHash} || ${auditEntries.seq}::text || ${auditEntries.entryJson}, chr(30))`,
+    })
     .from(auditEntries)
-    .where(and(gte(auditEntries.seq, fromSeq), lte(auditEntries.seq, toSeq)));
-  const rows = JSON.parse(result?.page ?? '[]') as (string | null)[][];
-  return rows.map((row) => {
-    const entry: Record<string, unknown> = {};
-    for (let i = 0; i < PAGE_FIELDS.length; i++) entry[PAGE_FIELDS[i]![0]] = row[i];
-    entry.seq = Number(entry.seq);
-    entry.recorded_at = isoTime(row[RECORDED_AT_INDEX]);
-    return entry as AuditEntry;
-  });
+    .where(inRange);
+  const lines = page?.text ? page.text.split(RECORD_SEPARATOR) : [];
+  const window: ChainLine[] = new Array(toSeq - fromSeq + 1);
+  let placed = 0;
+  for (const line of lines) {
+    const jsonStart = line.indexOf('{', HASH_LENGTH);
+    const seq = Number(line.slice(HASH_LENGTH, jsonStart));
+    if (!(seq >= fromSeq && seq <= toSeq) || window[seq - fromSeq]) break;
+    window[seq - fromSeq] = { seq, entry_hash: line.slice(0, HASH_LENGTH), entryJson: line.slice(jsonStart) };
+    placed++;
+  }
+  if (placed !== Number(page?.rows ?? 0)) {
+    const stored = await db.select(storedFields).from(auditEntries).where(inRange).orderBy(asc(auditEntries.seq));
+    return stored.map(({ seq, entryHash, entryJson }) => ({ seq, entry_hash: entryHash, entryJson }));
+  }
+  return placed === window.length ? window : window.filter((line) => line !== undefined);
 }
+
+const RECORD_SEPARATOR = String.fromCharCode(30);
+const HASH_LENGTH = 64;
+
+const DERIVED_COLUMNS = Object.values(getTableColumns(auditEntries))
+  .filter((column) => column.generated)
+  .map((column) => column.name);
 
 /**
- * Each entry field and how a page reads it, as text. recorded_at travels as epoch seconds, so its
- * ISO form is still written by JS (toISOString), as when the entry was hashed.
+ * The derived columns that no longer derive from their own field of entry_json: an ALTER TABLE
+ * (DROP or SET EXPRESSION) would let them be set apart from the entries, and then a filter could
+ * miss or misfile entries whose JSON, and so whose hashes, are intact. Postgres prints the
+ * expression with its own parentheses and casts, so the check allows those and nothing else.
  */
-const PAGE_FIELDS: [keyof AuditEntry, SQL][] = [
-  ['check_id', sql`${auditEntries.checkId}::text`],
-  ['kind', sql`${auditEntries.kind}`],
-  ['decided_at', sql`${auditEntries.decidedAt}`],
-  ['voice_id', sql`${auditEntries.voiceId}::text`],
-  ['platform_name', sql`${auditEntries.platformName}`],
-  ['intended_use', sql`${auditEntries.intendedUse}`],
-  ['decision', sql`${auditEntries.decision}`],
-  ['action', sql`${auditEntries.action}`],
-  ['reason', sql`${auditEntries.reason}`],
-  ['license_status', sql`${auditEntries.licenseStatus}`],
-  ['consent_status', sql`${auditEntries.consentStatus}`],
-  ['caller_type', sql`${auditEntries.callerType}`],
-  ['caller_id', sql`${auditEntries.callerId}`],
-  ['token_jti', sql`${auditEntries.tokenJti}`],
-  ['seq', sql`${auditEntries.seq}::text`],
-  ['recorded_at', sql`date_part('epoch', ${auditEntries.recordedAt})::text`],
-  ['prev_hash', sql`${auditEntries.prevHash}`],
-  ['entry_hash', sql`${auditEntries.entryHash}`],
-];
-const RECORDED_AT_INDEX = PAGE_FIELDS.findIndex(([field]) => field === 'recorded_at');
-
-/** The ISO form JS hashed; a tampered value no Date can hold (`infinity`) stays as read, so it fails the hash instead of throwing. */
-function isoTime(epochSeconds: string | null | undefined): string {
-  const ms = Math.round(Number(epochSeconds) * 1000);
-  return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : String(epochSeconds);
+export async function detachedDerivedColumns(db: Executor): Promise<string[]> {
+  // Both drivers answer a raw query with { rows }.
+  const { rows } = (await db.execute(sql`
+    select a.attname as name, case when a.attgenerated = 's' then pg_get_expr(d.adbin, d.adrelid) end as expression
+    from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+    where a.attrelid = ${getTableName(auditEntries)}::regclass and not a.attisdropped`)) as unknown as {
+    rows: { name: string; expression: string | null }[];
+  };
+  const expressions = new Map(rows.map((row) => [row.name, row.expression]));
+  return DERIVED_COLUMNS.filter((name) => !derivesFrom(expressions.get(name), name));
 }
+
+const derivesFrom = (expression: string | null | undefined, field: string) =>
+  expression != null && new RegExp(`^\\(*\\(entry_json\\)::jsonb ->> '${field}'::text\\)+(::(bigint|uuid))?$`).test(expression);
 
 /** The lowest seq above `afterSeq` and at most `toSeq`, or null: where reading resumes after a gap. */
 export async function firstSeqAfter(db: Executor, afterSeq: number, toSeq: number): Promise<number | null> {
@@ -183,9 +206,9 @@ export async function firstSeqAfter(db: Executor, afterSeq: number, toSeq: numbe
   return row?.seq ?? null;
 }
 
-export async function entryAt(db: Executor, seq: number): Promise<AuditEntryRow | null> {
-  const [row] = await db.select().from(auditEntries).where(eq(auditEntries.seq, seq));
-  return row ?? null;
+export async function entryHashAt(db: Executor, seq: number): Promise<string | null> {
+  const [row] = await db.select({ entryHash: auditEntries.entryHash }).from(auditEntries).where(eq(auditEntries.seq, seq));
+  return row?.entryHash ?? null;
 }
 
 export type CheckpointRow = typeof auditCheckpoints.$inferSelect;

@@ -17,7 +17,8 @@ export type Database = PgDatabase<PgQueryResultHKT>;
 export interface DatabaseHandle {
   db: Database;
   driver: 'pglite' | 'postgres';
-  migrate(): Promise<void>;
+  /** Applies the migrations not yet applied, from the repository's folder unless another is named (tests of a migration). */
+  migrate(migrationsFolder?: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -33,7 +34,7 @@ export function pgliteHandle(client: PGlite): DatabaseHandle {
   return {
     db: db as unknown as Database,
     driver: 'pglite',
-    migrate: () => migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+    migrate: (migrationsFolder = MIGRATIONS_FOLDER) => migratePglite(db, { migrationsFolder }),
     close: () => client.close(),
   };
 }
@@ -58,7 +59,7 @@ export async function openPostgres(url: string, options: { localProxy: boolean; 
   return {
     db: db as unknown as Database,
     driver: 'postgres',
-    migrate: () => migrateNeon(db, { migrationsFolder: MIGRATIONS_FOLDER }),
+    migrate: (migrationsFolder = MIGRATIONS_FOLDER) => migrateNeon(db, { migrationsFolder }),
     close: async () => {
       await pool.end();
       if (proxy) await releaseLocalProxy();

@@ -15,27 +15,30 @@ import { MIGRATIONS_FOLDER } from '../db/migrations-folder.js';
  * in-memory PGlite, or a fresh database on the server named by TEST_DATABASE_URL (through the Neon
  * driver and the local WebSocket proxy), dropped again on close.
  */
-export async function openTestDatabase(): Promise<DatabaseHandle> {
+export async function openTestDatabase(options: { migrationsFolder?: string } = {}): Promise<DatabaseHandle> {
+  const { migrationsFolder } = options;
   const driver = process.env.TEST_DB_DRIVER ?? 'pglite';
   if (driver === 'pglite') {
-    const handle = pgliteHandle(new PGlite({ extensions: { vector }, loadDataDir: await migratedPgliteImage() }));
-    await handle.migrate();
+    // The saved image holds every migration: a test of an earlier state starts from initdb.
+    const image = migrationsFolder ? undefined : await migratedPgliteImage();
+    const handle = pgliteHandle(new PGlite({ extensions: { vector }, loadDataDir: image }));
+    await handle.migrate(migrationsFolder);
     return handle;
   }
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (driver !== 'postgres' || !serverUrl) throw new Error('TEST_DB_DRIVER=postgres needs TEST_DATABASE_URL (postgres://…/db)');
-  return openScratchServerDatabase(serverUrl, 'vip_t');
+  return openScratchServerDatabase(serverUrl, 'vip_t', migrationsFolder);
 }
 
-/** A fresh, migrated database on the Postgres server at `serverUrl`, dropped again on close. */
-export async function openScratchServerDatabase(serverUrl: string, namePrefix: string): Promise<DatabaseHandle> {
+/** A fresh database on the Postgres server at `serverUrl`, migrated (from `migrationsFolder` if named), dropped again on close. */
+export async function openScratchServerDatabase(serverUrl: string, namePrefix: string, migrationsFolder?: string): Promise<DatabaseHandle> {
   const admin = await openPostgres(serverUrl, { localProxy: true, maxConnections: 1 });
   const name = `${namePrefix}_${randomBytes(6).toString('hex')}`;
   await admin.db.execute(sql.raw(`create database ${name}`));
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const handle = await openPostgres(url.toString(), { localProxy: true, maxConnections: 4 });
-  await handle.migrate();
+  await handle.migrate(migrationsFolder);
   return {
     ...handle,
     close: async () => {

@@ -1,33 +1,36 @@
+import type { AuditEntry } from '@vip/shared-schema';
 import { sql } from 'drizzle-orm';
 import { bigint, bigserial, index, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
+/** A field of the stored entry JSON, as text: what the derived columns below are made of. */
+const entryField = (field: keyof AuditEntry) => sql.raw(`(entry_json::jsonb ->> '${field}')`);
+
 /**
- * The hash chain (DESIGN section 5). One row per decision, `seq` without gaps; every column but
- * `entry_hash` is covered by `entry_hash` (shared-schema auditEntryHash), so verification
- * recomputes it from these columns alone. `decided_at` is kept as the text the deciding plane
- * wrote, so the hashed bytes survive the round trip exactly. No biometric data, no secrets.
+ * The hash chain (DESIGN section 5). One row per decision, `seq` without gaps. `entry_json` is the
+ * entry itself: the canonical JSON of every field but `entry_hash`, exactly the bytes hashed after
+ * the previous entry's hash, so verification reads one text per entry and re-serialises nothing.
+ * The other columns are derived from it by Postgres (generated, so no statement can set them apart
+ * from the entry) and exist to be filtered and indexed on. `recorded_at` stays the ISO text, which
+ * sorts in time order. No biometric data, no secrets.
  */
 export const auditEntries = pgTable(
   'audit_entries',
   {
-    seq: bigint('seq', { mode: 'number' }).primaryKey(),
-    checkId: uuid('check_id').notNull().unique(),
-    kind: text('kind').notNull(),
-    decidedAt: text('decided_at').notNull(),
-    recordedAt: timestamp('recorded_at', { withTimezone: true, precision: 3 }).notNull(),
-    voiceId: uuid('voice_id'),
-    platformName: text('platform_name'),
-    intendedUse: text('intended_use'),
-    decision: text('decision'),
-    action: text('action'),
-    reason: text('reason'),
-    licenseStatus: text('license_status'),
-    consentStatus: text('consent_status'),
-    callerType: text('caller_type').notNull(),
-    callerId: text('caller_id'),
-    tokenJti: text('token_jti'),
-    prevHash: text('prev_hash').notNull(),
+    entryJson: text('entry_json').notNull(),
     entryHash: text('entry_hash').notNull(),
+    seq: bigint('seq', { mode: 'number' })
+      .generatedAlwaysAs(sql`${entryField('seq')}::bigint`)
+      .primaryKey(),
+    checkId: uuid('check_id')
+      .generatedAlwaysAs(sql`${entryField('check_id')}::uuid`)
+      .notNull()
+      .unique(),
+    recordedAt: text('recorded_at').generatedAlwaysAs(entryField('recorded_at')).notNull(),
+    voiceId: uuid('voice_id').generatedAlwaysAs(sql`${entryField('voice_id')}::uuid`),
+    platformName: text('platform_name').generatedAlwaysAs(entryField('platform_name')),
+    decision: text('decision').generatedAlwaysAs(entryField('decision')),
+    callerType: text('caller_type').generatedAlwaysAs(entryField('caller_type')).notNull(),
+    callerId: text('caller_id').generatedAlwaysAs(entryField('caller_id')),
   },
   (table) => [
     index('audit_entries_voice_idx').on(table.voiceId, table.seq),
