@@ -2,8 +2,10 @@ import { type ChainVerdict, GENESIS_HASH, ProblemError, verifyChainLinks } from 
 import type { Database } from '../db/client.js';
 import type { Clock } from '../runtime.js';
 import { appendPendingBatch } from './appender.js';
+import { ChainHashThread } from './chain-hash-thread.js';
+import { hashLine, type PageCheck, type RawChainPage } from './chain-page.js';
 import type { CheckpointSigner } from './checkpoints.js';
-import { hashStoredEntry, storedToEntry } from './entries.js';
+import { storedToEntry } from './entries.js';
 import * as store from './store.js';
 
 export interface AuditServiceDeps {
@@ -29,13 +31,19 @@ const VERIFY_PAGE = 5_000;
 const VERIFY_READ_AHEAD = 3;
 
 interface Page {
+  start: number;
   end: number;
   size: number;
-  entries: Promise<store.ChainLine[]>;
+  raw: Promise<RawChainPage>;
+  check: Promise<PageCheck>;
 }
+
+type ChainLink = { seq: number; entry_hash: string };
 const APPEND_BATCH = 1_000;
 
 export class AuditService {
+  private readonly hashThread = new ChainHashThread();
+
   constructor(private readonly deps: AuditServiceDeps) {}
 
   /** One appender round: how many entries it added, and whether more may be queued. */
@@ -74,7 +82,7 @@ export class AuditService {
     const { db } = this.deps;
     const fromSeq = range.from_seq ?? 1;
     const toSeq = range.to_seq ?? Number.MAX_SAFE_INTEGER;
-    let previous: { seq: number; entry_hash: string } | null = null;
+    let previous: ChainLink | null = null;
     if (fromSeq > 1) {
       const anchorHash = await store.entryHashAt(db, fromSeq - 1);
       if (anchorHash === null) return { valid: false, entries: 0, head_hash: GENESIS_HASH, first_invalid_seq: fromSeq - 1 };
@@ -86,10 +94,12 @@ export class AuditService {
     }
     const readPage = (start: number): Page => {
       const end = Math.min(toSeq, start + VERIFY_PAGE - 1);
-      return { end, size: end - start + 1, entries: store.chainPage(db, start, end) };
+      const raw = store.readChainPage(db, start, end);
+      return { start, end, size: end - start + 1, raw, check: raw.then((page) => this.hashThread.check(page)) };
     };
-    // Pages ahead are read while this one is hashed: the database and the CPU work side by side, and
-    // a Postgres server answers them at once on several connections.
+    // Pages ahead are read while this one is hashed (on the hashing thread): the database, the main
+    // thread and the hashing thread work side by side, and a Postgres server answers several pages at
+    // once on as many connections.
     const ahead: Page[] = fromSeq <= toSeq ? [readPage(fromSeq)] : [];
     const readAhead = () => {
       for (let last = ahead.at(-1); last && ahead.length < VERIFY_READ_AHEAD && last.end < toSeq; last = ahead.at(-1)) {
@@ -97,14 +107,14 @@ export class AuditService {
       }
     };
     const dropAhead = async () => {
-      await Promise.allSettled(ahead.splice(0).map((page) => page.entries));
+      await Promise.allSettled(ahead.splice(0).map((page) => page.check));
     };
     let checked = 0;
     let lastRowSeq = fromSeq - 1;
     readAhead();
     for (let page = ahead.shift(); page; page = ahead.shift()) {
-      const entries = await page.entries;
-      if (entries.length === page.size) readAhead();
+      const { rows } = await page.raw;
+      if (rows === page.size) readAhead();
       else {
         // A page short of rows ends the chain or has a gap: reading resumes at the next row there is,
         // whose seq then breaks the numbering.
@@ -113,15 +123,14 @@ export class AuditService {
         if (nextStart !== null) ahead.push(readPage(nextStart));
         readAhead();
       }
-      const verdict = await verifyChainLinks(entries, previous, (line, prevHash) => hashStoredEntry(prevHash, line.entryJson));
+      const { verdict, last } = await this.pageVerdict(page, previous);
       if (!verdict.valid) {
         await dropAhead();
-        return { ...verdict, entries: checked + entries.length };
+        return { ...verdict, entries: checked + verdict.entries };
       }
-      const last = entries.at(-1);
       if (!last) continue;
-      checked += entries.length;
-      previous = { seq: last.seq, entry_hash: last.entry_hash };
+      checked += verdict.entries;
+      previous = last;
       lastRowSeq = last.seq;
     }
     const headHash = previous?.entry_hash ?? GENESIS_HASH;
@@ -130,6 +139,28 @@ export class AuditService {
       if (broken !== null) return { valid: false, entries: checked, head_hash: headHash, first_invalid_seq: broken };
     }
     return { valid: true, entries: checked, head_hash: headHash, first_invalid_seq: null };
+  }
+
+  /**
+   * A page's verdict given the entry before it: the hashing thread has checked every entry after the
+   * page's first; the first is checked here against `previous`. A page whose text did not match its
+   * rows is read again row by row and checked here.
+   */
+  private async pageVerdict(page: Page, previous: ChainLink | null): Promise<{ verdict: ChainVerdict; last: ChainLink | null }> {
+    const check = await page.check;
+    if (check.kind === 'unreadable') {
+      const lines = await store.chainRows(this.deps.db, page.start, page.end);
+      const verdict = await verifyChainLinks(lines, previous, hashLine);
+      const last = lines.at(-1);
+      return { verdict, last: last ? { seq: last.seq, entry_hash: last.entry_hash } : null };
+    }
+    if (check.kind === 'empty') {
+      return { verdict: { valid: true, entries: 0, head_hash: previous?.entry_hash ?? GENESIS_HASH, first_invalid_seq: null }, last: null };
+    }
+    const first = await verifyChainLinks([check.first], previous, hashLine);
+    const verdict = first.valid ? check.rest : first;
+    const last = { seq: check.first.seq + check.count - 1, entry_hash: check.rest.head_hash };
+    return { verdict: { ...verdict, entries: check.count }, last: verdict.valid ? last : null };
   }
 
   /** The first seq that contradicts the newest checkpoint, or null. */

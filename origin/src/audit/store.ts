@@ -2,6 +2,7 @@ import { type AuditRecord, GENESIS_HASH } from '@vip/shared-schema';
 import { and, asc, desc, eq, getTableColumns, getTableName, gt, gte, inArray, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { auditCheckpoints, auditEntries, auditPending, voices } from '../db/schema.js';
+import type { ChainLine, RawChainPage } from './chain-page.js';
 import type { StoredEntry } from './entries.js';
 
 /** Advisory lock keys: any constants, the same in every origin process. */
@@ -122,53 +123,33 @@ export function listEntries(
     .limit(limit);
 }
 
-/** An entry as verification reads it: its position, its stored hash and the JSON that was hashed. */
-export interface ChainLine {
-  seq: number;
-  entry_hash: string;
-  entryJson: string;
-}
-
 /**
- * The entries with `fromSeq <= seq <= toSeq`, in seq order, as verification reads them: a page.
- * Bounded on both sides, a page reads only its own rows (with no upper bound near it, a planner
- * without statistics, as on PGlite, sorts every row from `fromSeq` on for each page). The rows come
- * back as one text, `entry_hash || seq || entry_json` per row joined by a record separator: PGlite
- * copies each returned field into a buffer of its own, so one field per page is most of the speed.
- * The database does not sort them: each line goes to its seq's place in the window here.
- *
- * entry_json cannot hold a bare separator (the derived columns parse it as JSON), but a tampered
- * entry_hash can: a page whose lines do not match its rows one to one is read again row by row,
- * which names the tampered row exactly.
+ * A verification page: the entries with `fromSeq <= seq <= toSeq`. Bounded on both sides, a page
+ * reads only its own rows (with no upper bound near it, a planner without statistics, as on PGlite,
+ * sorts every row from `fromSeq` on for each page). The rows come back as one text (RawChainPage):
+ * PGlite copies each returned field into a buffer of its own, so one field per page is most of the
+ * speed, and the database does not sort them (linesOfPage places each by its seq).
  */
-export async function chainPage(db: Executor, fromSeq: number, toSeq: number): Promise<ChainLine[]> {
-  const inRange = and(gte(auditEntries.seq, fromSeq), lte(auditEntries.seq, toSeq));
+export async function readChainPage(db: Executor, fromSeq: number, toSeq: number): Promise<RawChainPage> {
   const [page] = await db
     .select({
       rows: sql<number>`count(*)::int`,
       text: sql<string | null>`string_agg(${auditEntries.entryHash} || ${auditEntries.seq}::text || ${auditEntries.entryJson}, chr(30))`,
     })
     .from(auditEntries)
-    .where(inRange);
-  const lines = page?.text ? page.text.split(RECORD_SEPARATOR) : [];
-  const window: ChainLine[] = new Array(toSeq - fromSeq + 1);
-  let placed = 0;
-  for (const line of lines) {
-    const jsonStart = line.indexOf('{', HASH_LENGTH);
-    const seq = Number(line.slice(HASH_LENGTH, jsonStart));
-    if (!(seq >= fromSeq && seq <= toSeq) || window[seq - fromSeq]) break;
-    window[seq - fromSeq] = { seq, entry_hash: line.slice(0, HASH_LENGTH), entryJson: line.slice(jsonStart) };
-    placed++;
-  }
-  if (placed !== Number(page?.rows ?? 0)) {
-    const stored = await db.select(storedFields).from(auditEntries).where(inRange).orderBy(asc(auditEntries.seq));
-    return stored.map(({ seq, entryHash, entryJson }) => ({ seq, entry_hash: entryHash, entryJson }));
-  }
-  return placed === window.length ? window : window.filter((line) => line !== undefined);
+    .where(and(gte(auditEntries.seq, fromSeq), lte(auditEntries.seq, toSeq)));
+  return { fromSeq, toSeq, rows: Number(page?.rows ?? 0), text: page?.text ?? null };
 }
 
-const RECORD_SEPARATOR = String.fromCharCode(30);
-const HASH_LENGTH = 64;
+/** The same entries row by row, in seq order: for a page whose text does not match its rows. */
+export async function chainRows(db: Executor, fromSeq: number, toSeq: number): Promise<ChainLine[]> {
+  const rows = await db
+    .select(storedFields)
+    .from(auditEntries)
+    .where(and(gte(auditEntries.seq, fromSeq), lte(auditEntries.seq, toSeq)))
+    .orderBy(asc(auditEntries.seq));
+  return rows.map(({ seq, entryHash, entryJson }) => ({ seq, entry_hash: entryHash, entryJson }));
+}
 
 const DERIVED_COLUMNS = Object.values(getTableColumns(auditEntries))
   .filter((column) => column.generated)

@@ -7,6 +7,7 @@ import type { DatabaseHandle } from '../db/client.js';
 import { auditEntries } from '../db/schema.js';
 import { systemRuntime } from '../runtime.js';
 import { openTestDatabase } from '../testing/database.js';
+import { linesOfPage } from './chain-page.js';
 import { createCheckpointSigner } from './checkpoints.js';
 import { chainEntry, type StoredEntry } from './entries.js';
 import { AuditService } from './service.js';
@@ -60,7 +61,8 @@ describe('chain verification', () => {
       .select({ seq: auditEntries.seq, entry_hash: auditEntries.entryHash, entryJson: auditEntries.entryJson })
       .from(auditEntries)
       .orderBy(asc(auditEntries.seq));
-    expect(await store.chainPage(handle.db, 1, written.length)).toEqual(throughDrizzle);
+    expect(linesOfPage(await store.readChainPage(handle.db, 1, written.length))).toEqual(throughDrizzle);
+    expect(await store.chainRows(handle.db, 1, written.length)).toEqual(throughDrizzle);
     expect(throughDrizzle.map(({ entry_hash, entryJson }) => ({ entryHash: entry_hash, entryJson }))).toEqual(written);
     expect(await audit.verify()).toEqual({
       valid: true,

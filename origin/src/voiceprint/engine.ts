@@ -1,8 +1,8 @@
 import os from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { limits } from '@vip/shared-schema/limits';
 import { ProblemError } from '@vip/shared-schema/problem';
+import { startWorker } from '../worker-threads.js';
 import { bundledManifestPath, type ModelEntry, modelPath, readManifest, readVerifiedModel, selectModel } from './manifest.js';
 import type { BackendChoice, BackendName } from './onnx-runtime.js';
 import type { EmbedFileResult, PipelineLimits } from './pipeline.js';
@@ -57,13 +57,6 @@ export const defaultPipelineLimits: PipelineLimits = {
   minSpeechSeconds: 1,
 };
 
-/** From TypeScript sources the thread starts through a small loader; a JavaScript build runs worker.js directly. */
-function spawnWorker(setup: WorkerSetup): Worker {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const entry = new URL(fromSource ? './worker-from-source.mjs' : './worker.js', import.meta.url);
-  return new Worker(entry, { workerData: setup });
-}
-
 export async function createVoiceprintEngine(options: VoiceprintEngineOptions = {}): Promise<VoiceprintEngine> {
   const manifestPath = options.manifestPath ?? bundledManifestPath;
   const manifest = readManifest(manifestPath);
@@ -78,7 +71,7 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
     maxQueue: options.maxQueue ?? 16,
     taskTimeoutMs: options.taskTimeoutMs ?? 120_000,
     retryAfterSeconds: 5,
-    spawn: () => spawnWorker(setup),
+    spawn: () => startWorker(import.meta.url, 'worker', { workerData: setup }),
   });
   try {
     await pool.start();
