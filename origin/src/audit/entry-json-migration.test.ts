@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AuditEntry, auditEntryHash, auditRecordSchema, GENESIS_HASH } from '@vip/shared-schema';
 import { sql } from 'drizzle-orm';
-import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSigningJwk } from '../auth/access-tokens.js';
 import type { DatabaseHandle } from '../db/client.js';
@@ -12,16 +11,10 @@ import { systemRuntime } from '../runtime.js';
 import { openTestDatabase } from '../testing/database.js';
 import { createCheckpointSigner } from './checkpoints.js';
 import { AuditService } from './service.js';
-import { gateRecord } from './test-records.js';
+import { adversarialTexts, gateRecord } from './test-records.js';
 
 /** The last migration before the chain stored its entries as JSON. */
 const BEFORE = '0006_audit_pending_received_index';
-
-/** Any text Postgres can hold (no NUL): quotes, backslashes, control characters, astral and separator code points. */
-const storableText = fc.option(
-  fc.string({ unit: 'binary', maxLength: 24 }).map((text) => text.replaceAll('\0', '')),
-  { nil: null },
-);
 
 let folder: string;
 let handle: DatabaseHandle;
@@ -41,10 +34,7 @@ afterAll(async () => {
 
 /** A chain in the column layout before the migration, hashed by shared-schema as any verifier would. */
 async function writeColumnChain(count: number): Promise<AuditEntry[]> {
-  const texts = fc.sample(
-    fc.record({ platform_name: storableText, reason: storableText, caller_id: storableText, token_jti: storableText }),
-    count,
-  );
+  const texts = adversarialTexts(count);
   const entries: AuditEntry[] = [];
   let previous = GENESIS_HASH;
   for (let seq = 1; seq <= count; seq++) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditRecord } from '@vip/shared-schema';
+import fc from 'fast-check';
 
 /** A gate decision as the edge records it; tests override what they look at. */
 export function gateRecord(overrides: Partial<AuditRecord> = {}): AuditRecord {
@@ -21,3 +22,13 @@ export function gateRecord(overrides: Partial<AuditRecord> = {}): AuditRecord {
     ...overrides,
   };
 }
+
+/** Any text Postgres can hold (no NUL): quotes, backslashes, control characters, astral and separator code points. */
+const storableText = fc.option(
+  fc.string({ unit: 'binary', maxLength: 24 }).map((text) => text.replaceAll('\0', '')),
+  { nil: null },
+);
+
+/** `count` sets of the free-text record fields, each any storable text or null. */
+export const adversarialTexts = (count: number) =>
+  fc.sample(fc.record({ platform_name: storableText, reason: storableText, caller_id: storableText, token_jti: storableText }), count);
