@@ -95,7 +95,11 @@ export class AuditService {
     const readPage = (start: number): Page => {
       const end = Math.min(toSeq, start + VERIFY_PAGE - 1);
       const raw = store.readChainPage(db, start, end);
-      return { start, end, size: end - start + 1, raw, check: raw.then((page) => this.hashThread.check(page)) };
+      const check = raw.then((page) => this.hashThread.check(page));
+      // A page read ahead and never used (an error or a failed page before it) must not leave a
+      // rejection nobody handles, which would end the process; whoever awaits a page still sees it.
+      for (const promise of [raw, check]) promise.catch(() => {});
+      return { start, end, size: end - start + 1, raw, check };
     };
     // Pages ahead are read while this one is hashed (on the hashing thread): the database, the main
     // thread and the hashing thread work side by side, and a Postgres server answers several pages at
