@@ -75,6 +75,12 @@ export type ChainHasher<T> = (entry: T, prevHash: string) => string | Promise<st
 
 const hashAfter: ChainHasher<AuditEntry> = (entry, prevHash) => auditEntryHash({ ...entry, prev_hash: prevHash });
 
+/** An entry's place in the chain: what the entry after it must follow. */
+export interface ChainLink {
+  seq: number;
+  entry_hash: string;
+}
+
 export interface ChainVerdict {
   valid: boolean;
   entries: number;
@@ -87,17 +93,14 @@ export interface ChainVerdict {
  * entry before's `entry_hash`, each `entry_hash` recomputed. `previous` is the entry just before
  * the run (null when the run starts the chain).
  */
-export function verifyChainSegment(
-  entries: readonly AuditEntry[],
-  previous: { seq: number; entry_hash: string } | null,
-): Promise<ChainVerdict> {
+export function verifyChainSegment(entries: readonly AuditEntry[], previous: ChainLink | null): Promise<ChainVerdict> {
   return verifyChainLinks(entries, previous, hashAfter);
 }
 
 /** verifyChainSegment over any form of an entry that a hasher can hash onto its expected predecessor. */
-export async function verifyChainLinks<T extends { seq: number; entry_hash: string }>(
+export async function verifyChainLinks<T extends ChainLink>(
   entries: readonly T[],
-  previous: { seq: number; entry_hash: string } | null,
+  previous: ChainLink | null,
   hashEntry: ChainHasher<T>,
 ): Promise<ChainVerdict> {
   let expectedSeq = previous ? previous.seq + 1 : 1;

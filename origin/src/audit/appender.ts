@@ -17,17 +17,16 @@ export async function appendPendingBatch(db: Database, clock: Clock, batchSize: 
     const checkIds = pending.map((row) => row.checkId);
     const chained = await store.chainedCheckIds(tx, checkIds);
     let { seq, entryHash } = await store.chainHead(tx);
-    // Millisecond precision: the column keeps exactly what is hashed.
-    const recordedAt = new Date(clock.now().getTime());
-    const rows = [];
+    const recordedAt = clock.now();
+    const entries = [];
     for (const { checkId, record } of pending) {
       if (chained.has(checkId)) continue;
       const entry = chainEntry(record, ++seq, recordedAt, entryHash);
       entryHash = entry.entryHash;
-      rows.push(entry);
+      entries.push(entry);
     }
-    await store.insertEntries(tx, rows);
+    await store.insertEntries(tx, entries);
     await store.deletePending(tx, checkIds);
-    return { appended: rows.length, drained: pending.length };
+    return { appended: entries.length, drained: pending.length };
   });
 }

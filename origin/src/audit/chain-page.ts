@@ -1,10 +1,8 @@
-import { type ChainVerdict, verifyChainLinks } from '@vip/shared-schema';
+import { type ChainLink, type ChainVerdict, verifyChainLinks } from '@vip/shared-schema';
 import { hashStoredEntry } from './entries.js';
 
 /** An entry as verification reads it: its position, its stored hash and the JSON that was hashed. */
-export interface ChainLine {
-  seq: number;
-  entry_hash: string;
+export interface ChainLine extends ChainLink {
   entryJson: string;
 }
 

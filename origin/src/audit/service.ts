@@ -1,4 +1,4 @@
-import { type ChainVerdict, GENESIS_HASH, ProblemError, verifyChainLinks } from '@vip/shared-schema';
+import { type ChainLink, type ChainVerdict, GENESIS_HASH, ProblemError, verifyChainLinks } from '@vip/shared-schema';
 import type { Database } from '../db/client.js';
 import type { Clock } from '../runtime.js';
 import { appendPendingBatch } from './appender.js';
@@ -38,7 +38,6 @@ interface Page {
   check: Promise<PageCheck>;
 }
 
-type ChainLink = { seq: number; entry_hash: string };
 const APPEND_BATCH = 1_000;
 
 export class AuditService {

@@ -68,7 +68,7 @@ export async function chainedCheckIds(db: Executor, checkIds: readonly string[])
 }
 
 export async function insertEntries(db: Executor, entries: StoredEntry[]): Promise<void> {
-  if (entries.length > 0) await db.insert(auditEntries).values(entries.map(({ entryJson, entryHash }) => ({ entryJson, entryHash })));
+  if (entries.length > 0) await db.insert(auditEntries).values(entries);
 }
 
 export async function deletePending(db: Executor, checkIds: readonly string[]): Promise<void> {
