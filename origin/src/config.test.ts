@@ -86,6 +86,24 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SECRETS_ENCRYPTION_KEYS: `k1:${short}` })).toThrow(/^(?![\s\S]*AwMDAw)/);
   });
 
+  it('reads the 1:N targets and refuses a strict conflict rate looser than the review rate', () => {
+    const config = loadConfig({
+      DESIGN_REGISTRY_SIZE: '5000',
+      SCREENING_FPIR: '0.02',
+      CONFLICT_REVIEW_FPIR: '0.05',
+      CONFLICT_STRICT_FPIR: '0.05',
+    });
+    expect(config.voiceprint.searchTargets).toEqual({
+      designRegistrySize: 5000,
+      screeningFpir: 0.02,
+      conflictReviewFpir: 0.05,
+      conflictStrictFpir: 0.05,
+    });
+    expect(() => loadConfig({ CONFLICT_REVIEW_FPIR: '0.001', CONFLICT_STRICT_FPIR: '0.01' })).toThrow(/CONFLICT_STRICT_FPIR/);
+    expect(() => loadConfig({ SCREENING_FPIR: '1' })).toThrow(/SCREENING_FPIR/);
+    expect(() => loadConfig({ DESIGN_REGISTRY_SIZE: '0' })).toThrow(/DESIGN_REGISTRY_SIZE/);
+  });
+
   it('lower-cases the admin email', () => {
     expect(loadConfig({ ADMIN_EMAIL: 'Admin@Example.com' }).admin.email).toBe('admin@example.com');
   });
@@ -97,6 +115,7 @@ describe('loadConfig', () => {
       threads: undefined,
       maxQueue: 16,
       thresholds: {},
+      searchTargets: { designRegistrySize: 100_000, screeningFpir: 0.01, conflictReviewFpir: 0.01, conflictStrictFpir: 0.001 },
     });
     const config = loadConfig({
       MODELS_DIR: '/models',
@@ -111,6 +130,7 @@ describe('loadConfig', () => {
       threads: 3,
       maxQueue: 0,
       thresholds: { 'campplus-voxceleb': 0.55, 'vip-speaker-v1': 0.8 },
+      searchTargets: { designRegistrySize: 100_000, screeningFpir: 0.01, conflictReviewFpir: 0.01, conflictStrictFpir: 0.001 },
     });
     expect(() => loadConfig({ VOICEPRINT_THRESHOLDS: 'campplus-voxceleb' })).toThrow(/VOICEPRINT_THRESHOLDS/);
     expect(() => loadConfig({ VOICEPRINT_BACKEND: 'gpu' })).toThrow(/VOICEPRINT_BACKEND/);

@@ -40,6 +40,14 @@ const envSchema = z
     VOICEPRINT_MAX_QUEUE: optional(z.coerce.number().int().min(0).max(10_000)).default(16),
     /** Same-speaker thresholds overriding the manifest's: `model=0.62,other-model=0.5`. */
     VOICEPRINT_THRESHOLDS: optional(z.string().regex(/^[\w.-]+=-?\d*\.?\d+(,[\w.-]+=-?\d*\.?\d+)*$/, 'model=number,model=number')),
+    /** The registry size 1:N decisions are designed for: their points keep FPIR per search at this size. */
+    DESIGN_REGISTRY_SIZE: optional(z.coerce.number().int().min(1).max(100_000_000)).default(100_000),
+    /** Share of screenings (and Variant B detections) of an unregistered speaker that name a voice anyway, at the design size. */
+    SCREENING_FPIR: optional(z.coerce.number().gt(0).lt(1)).default(0.01),
+    /** Share of enrollments of a speaker nobody enrolled that are held for review, at the design size. */
+    CONFLICT_REVIEW_FPIR: optional(z.coerce.number().gt(0).lt(1)).default(0.01),
+    /** Share of such enrollments refused outright as identity conflicts, at the design size. */
+    CONFLICT_STRICT_FPIR: optional(z.coerce.number().gt(0).lt(1)).default(0.001),
     /** Ed25519 private JWK (with kid) that signs audit checkpoints; unset = a per-process key (warned). */
     CHECKPOINT_PRIVATE_JWK: optional(z.string()),
     /**
@@ -94,6 +102,7 @@ export interface OriginConfig {
     threads: number | undefined;
     maxQueue: number;
     thresholds: Record<string, number>;
+    searchTargets: { designRegistrySize: number; screeningFpir: number; conflictReviewFpir: number; conflictStrictFpir: number };
   };
 }
 
@@ -112,6 +121,10 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
     const jwk = jwkSchema.safeParse(parseJsonOrUndefined(e.JWT_PRIVATE_JWK));
     if (!jwk.success) throw new Error('Invalid configuration:\n  JWT_PRIVATE_JWK: expected an Ed25519 private JWK (OKP, d, x, kid)');
     jwtPrivateJwk = jwk.data;
+  }
+  if (e.CONFLICT_STRICT_FPIR > e.CONFLICT_REVIEW_FPIR) {
+    // The strict point must lie at or above the review point, or no enrollment would ever be held.
+    throw new Error('Invalid configuration:\n  CONFLICT_STRICT_FPIR: must not exceed CONFLICT_REVIEW_FPIR');
   }
   const database: OriginConfig['database'] = e.DATABASE_URL
     ? {
@@ -153,6 +166,12 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
           return [model, Number(value)];
         }),
       ),
+      searchTargets: {
+        designRegistrySize: e.DESIGN_REGISTRY_SIZE,
+        screeningFpir: e.SCREENING_FPIR,
+        conflictReviewFpir: e.CONFLICT_REVIEW_FPIR,
+        conflictStrictFpir: e.CONFLICT_STRICT_FPIR,
+      },
     },
   };
 }

@@ -28,6 +28,7 @@ const voiceprint = await createVoiceprintEngine({
   threads: config.voiceprint.threads,
   maxQueue: config.voiceprint.maxQueue,
   thresholds: config.voiceprint.thresholds,
+  searchTargets: config.voiceprint.searchTargets,
 });
 const checkpoints = await createCheckpointSigner(
   config.checkpointPrivateJwk ?? (await generateSigningJwk(`ephemeral-checkpoint-${systemRuntime.newId()}`)),

@@ -21,6 +21,14 @@ export const USER_ROLES = ['owner', 'admin'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
 
 export const VOICE_STATUSES = ['ready'] as const;
+
+/**
+ * The kinds of speaker trial, each with its own calibrated operating point
+ * (origin/src/voiceprint/operating-points.ts): two recordings; a recording against an enrolled
+ * voice; a new enrollment against the enrolled voices.
+ */
+export const TRIAL_CONDITIONS = ['sample_vs_sample', 'sample_vs_enrolled', 'enrollment_vs_enrollment'] as const;
+export type TrialCondition = (typeof TRIAL_CONDITIONS)[number];
 export const LICENSE_STATES = ['active', 'revoked', 'expired'] as const;
 export type LicenseState = (typeof LICENSE_STATES)[number];
 

@@ -5,7 +5,7 @@ import type { MultipartForm } from '../http/multipart-form.js';
 import { holdsLiveLicense } from '../licenses/store.js';
 import type { Caller } from '../platforms/caller-guard.js';
 import type { Runtime } from '../runtime.js';
-import type { TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
+import type { EmbedFileResult, TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
 import * as voiceStore from '../voices/store.js';
 
 export interface DetectionServiceDeps {
@@ -34,18 +34,22 @@ export class DetectionService {
     if (audio2 && voiceId !== undefined) throw formProblem('voice_id', 'give audio2 or voice_id, not both');
     if (!audio2 && voiceId === undefined) throw formProblem('audio2', 'give audio2 or voice_id');
 
-    let first: TaggedEmbedding;
-    let second: TaggedEmbedding;
+    let first: EmbedFileResult;
+    let second: TaggedEmbedding & { speechSeconds: number };
+    let condition: 'sample_vs_sample' | 'sample_vs_enrolled';
     if (audio2) {
       [first, second] = await Promise.all([engine.embedFile(audio1), engine.embedFile(audio2)]);
+      condition = 'sample_vs_sample';
     } else {
       if (caller.kind !== 'user') throw formProblem('voice_id', "only a voice's owner may compare with it");
       // Looked up before any audio is processed: a wrong id costs nothing.
       second = await this.enrolledEmbedding(caller.userId, voiceId!);
       first = await engine.embedFile(audio1);
+      condition = 'sample_vs_enrolled';
     }
     const similarity = engine.cosine(first, second);
-    const threshold = engine.threshold(first.model);
+    const threshold = engine.points(first.model)[condition].verify;
+    const calibrated = engine.score(first.model, condition, similarity, Math.min(first.speechSeconds, second.speechSeconds));
     if (caller.kind === 'platform' && this.deps.reportDetections) {
       await this.reportDetections(caller.platformName, [first, second], engine);
     }
@@ -56,28 +60,39 @@ export class DetectionService {
       embedding2_hash: engine.embeddingHash(second.embedding, second.model),
       threshold,
       model: first.model,
+      condition,
+      llr: calibrated?.llr ?? null,
+      probability: calibrated?.probability ?? null,
     };
   }
 
   /**
-   * Each uploaded recording is searched 1:N among enrolled voices; a match above the model's
-   * threshold tells the voice's owner which platform holds a recording of it (once per voice per
+   * Each uploaded recording is searched 1:N among enrolled voices; a match at or above the model's
+   * sample-vs-enrolled search point (a 1:N point, operating-points.ts) tells the voice's owner which platform holds a recording of it (once per voice per
    * comparison). The recording itself is not kept, so `audio_url` is null; `action_required` is
    * false only when the platform holds a live licence of the voice.
    */
-  private async reportDetections(platformName: string, uploads: TaggedEmbedding[], engine: VoiceprintEngine): Promise<void> {
+  private async reportDetections(
+    platformName: string,
+    uploads: Array<TaggedEmbedding & { speechSeconds: number }>,
+    engine: VoiceprintEngine,
+  ): Promise<void> {
     const now = this.deps.runtime.clock.now();
     await this.deps.db.transaction(async (tx) => {
       const reported = new Set<string>();
       for (const upload of uploads) {
         const nearest = await voiceStore.nearestVoice(tx, upload, null);
-        if (!nearest || nearest.similarity < engine.threshold(upload.model) || reported.has(nearest.voiceId)) continue;
+        const point = engine.points(upload.model).sample_vs_enrolled.search;
+        if (!nearest || nearest.similarity < point || reported.has(nearest.voiceId)) continue;
         reported.add(nearest.voiceId);
         const licensed = await holdsLiveLicense(tx, nearest.voiceId, platformName, now);
+        const shorterSeconds = Math.min(upload.speechSeconds, nearest.speechSeconds);
+        const calibrated = engine.score(upload.model, 'sample_vs_enrolled', nearest.similarity, shorterSeconds);
         const fields = {
           owner_id: nearest.ownerId,
           platform: platformName,
-          confidence: nearest.similarity,
+          // The calibrated probability where the model has one (the same figure screening answers with).
+          confidence: calibrated?.probability ?? nearest.similarity,
           audio_url: null,
           action_required: !licensed,
         };
@@ -87,11 +102,11 @@ export class DetectionService {
   }
 
   /** Only the caller's own voices: another owner's answers exactly like a missing one. */
-  private async enrolledEmbedding(ownerId: string, voiceId: string): Promise<TaggedEmbedding> {
+  private async enrolledEmbedding(ownerId: string, voiceId: string): Promise<TaggedEmbedding & { speechSeconds: number }> {
     if (!uuid.safeParse(voiceId).success) throw formProblem('voice_id', 'must be a UUID');
     const voice = await voiceStore.findVoiceOfOwner(this.deps.db, ownerId, voiceId);
     const stored = voice ? await voiceStore.findEmbeddingOfVoice(this.deps.db, voice.id) : null;
-    if (!stored) throw new ProblemError('not_found', 'No such voice.');
-    return stored;
+    if (!voice || !stored) throw new ProblemError('not_found', 'No such voice.');
+    return { ...stored, speechSeconds: voice.speechSeconds };
   }
 }

@@ -25,7 +25,7 @@ export async function startTestEngine(options: { threads?: number; maxQueue?: nu
  * either, tests assert the shape of the answers only.
  */
 export const hasCalibratedModel = (engine: VoiceprintEngine): boolean =>
-  TRAINED_MODELS.includes(engine.model.name) && engine.threshold(engine.model.name) > 0;
+  TRAINED_MODELS.includes(engine.model.name) && engine.points(engine.model.name).sample_vs_sample.verify > 0;
 
 interface SpeechFile {
   path: string;

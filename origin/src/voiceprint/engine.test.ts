@@ -194,9 +194,14 @@ describe('voiceprint engine', () => {
       expect((await problemOf(Promise.resolve().then(() => engine.cosine(result, other)))).code).toBe('model_mismatch');
     });
 
-    it('reads thresholds from the manifest, overridable by setting', () => {
-      expect(engine.threshold('vip-speaker-stand-in')).toBe(0.61);
-      expect(engine.threshold('campplus-voxceleb')).toBe(0.5);
+    it('uses the single manifest threshold, overridable by setting, for models without a calibration', () => {
+      expect(engine.points('vip-speaker-stand-in')).toEqual({
+        sample_vs_sample: { verify: 0.61 },
+        sample_vs_enrolled: { verify: 0.61, search: 0.61 },
+        enrollment_vs_enrollment: { review: 0.61, strict: 0.61 },
+      });
+      expect(engine.points('campplus-voxceleb').sample_vs_sample.verify).toBe(0.5);
+      expect(engine.score('vip-speaker-stand-in', 'sample_vs_sample', 0.9, 5)).toBeNull();
     });
 
     it(

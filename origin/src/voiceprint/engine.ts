@@ -1,10 +1,20 @@
 import os from 'node:os';
 import path from 'node:path';
+import type { TrialCondition } from '@vip/shared-schema';
 import { limits } from '@vip/shared-schema/limits';
 import { ProblemError } from '@vip/shared-schema/problem';
 import { startWorker } from '../worker-threads.js';
 import { bundledManifestPath, type ModelEntry, modelPath, readManifest, readVerifiedModel, selectModel } from './manifest.js';
 import type { BackendChoice, BackendName } from './onnx-runtime.js';
+import {
+  defaultSearchTargets,
+  type OperatingPoints,
+  operatingPoints,
+  type SearchTargets,
+  type TrialScore,
+  trialScore,
+  uncalibratedPoints,
+} from './operating-points.js';
 import type { EmbedFileResult, PipelineLimits } from './pipeline.js';
 import { WorkerPool } from './pool.js';
 import { type AudioQuality, combineQuality } from './quality.js';
@@ -23,8 +33,10 @@ export interface VoiceprintEngineOptions {
   threads?: number;
   maxQueue?: number;
   taskTimeoutMs?: number;
-  /** Same-speaker thresholds that override the manifest's, by model name (until a model is calibrated). */
+  /** Same-speaker thresholds that override the manifest's, by model name, for models without a calibration. */
   thresholds?: Record<string, number>;
+  /** What 1:N searches aim at (registry design size, FPIR per search). */
+  searchTargets?: SearchTargets;
   limits?: Partial<PipelineLimits>;
 }
 
@@ -46,7 +58,10 @@ export interface VoiceprintEngine {
   embedMany(files: Uint8Array[]): Promise<EnrollmentResult>;
   cosine(a: TaggedEmbedding, b: TaggedEmbedding): number;
   embeddingHash(embedding: Float32Array, model: string): string;
-  threshold(model: string): number;
+  /** The cosine thresholds of a model, per trial condition and use. */
+  points(model: string): OperatingPoints;
+  /** The calibrated score of a trial, or null for a model without a calibration. */
+  score(model: string, condition: TrialCondition, cosine: number, shorterSeconds: number): TrialScore | null;
   close(): Promise<void>;
 }
 
@@ -79,7 +94,21 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
     await pool.close();
     throw error;
   }
-  const thresholds = new Map(manifest.models.map((model) => [model.name, options.thresholds?.[model.name] ?? model.threshold]));
+  const targets = options.searchTargets ?? defaultSearchTargets;
+  const models = new Map(manifest.models.map((model) => [model.name, model]));
+  const points = new Map(
+    manifest.models.map((model) => [
+      model.name,
+      model.calibration && options.thresholds?.[model.name] === undefined
+        ? operatingPoints(model.calibration, targets)
+        : uncalibratedPoints(options.thresholds?.[model.name] ?? model.threshold),
+    ]),
+  );
+  const known = <T>(map: Map<string, T>, model: string): T => {
+    const value = map.get(model);
+    if (value === undefined) throw new Error(`model "${model}" is not in the manifest`);
+    return value;
+  };
 
   return {
     model: entry,
@@ -115,11 +144,11 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
     },
     cosine,
     embeddingHash,
-    threshold(model) {
-      const value = thresholds.get(model);
-      if (value === undefined) throw new Error(`model "${model}" is not in the manifest`);
-      return value;
-    },
+    points: (model) => known(points, model),
+    score: (model, condition, cosineValue, shorterSeconds) =>
+      options.thresholds?.[model] === undefined
+        ? trialScore(known(models, model).calibration, condition, cosineValue, shorterSeconds)
+        : null,
     close: () => pool.close(),
   };
 }

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { calibrationSchema } from './operating-points.js';
 
 const dimension = z.union([z.number().int().positive(), z.string().min(1)]);
 
@@ -29,8 +30,10 @@ export const modelEntrySchema = z.object({
   input: z.object({ name: z.string(), shape: z.array(dimension) }),
   output: z.object({ name: z.string(), shape: z.array(dimension) }),
   frontend: frontendSchema,
-  /** Cosine similarity at or above which two embeddings are called the same speaker. */
+  /** The 1:1 sample-vs-sample point; the only point of a model without `calibration`. */
   threshold: z.number().min(-1).max(1),
+  /** Per-condition calibration measured on dev/ (operating-points.ts); absent for an uncalibrated model. */
+  calibration: calibrationSchema.optional(),
   normalized_output: z.boolean(),
   source: z.enum(['bundled', 'fetch']),
   card: z.string(),

@@ -59,14 +59,16 @@ export class VoiceService {
     usableConsent(await consents.findConsent(db, consentId), principal.userId);
 
     const enrollment = await this.embedForEnrollment(engine, principal.userId, name, files);
-    const threshold = engine.threshold(enrollment.model);
+    // Refused only above the strict 1:N point, which targets a false-positive identification rate
+    // per search at the design registry size (operating-points.ts).
+    const conflictPoint = engine.points(enrollment.model).enrollment_vs_enrollment.strict;
     const quality = summarizeQuality(enrollment.files);
     const now = runtime.clock.now();
     const outcome = await db.transaction(async (tx): Promise<EnrollOutcome> => {
       await store.serializeEnrollments(tx, enrollment.model);
       usableConsent(await consents.lockConsent(tx, consentId), principal.userId);
       const nearest = await store.nearestVoice(tx, enrollment, principal.userId);
-      if (nearest && nearest.similarity >= threshold) {
+      if (nearest && nearest.similarity >= conflictPoint) {
         await recordEnrollmentFailure(tx, principal.userId, name, 'identity_conflict', now);
         // The protected owner finds the refused attempt in the audit log of their voice.
         await queueAuditRecords(tx, [this.auditRecord('enrollment.refused', nearest.voiceId, principal, now)], now);

@@ -77,10 +77,13 @@ export async function nearestVoice(
   tx: Executor,
   probe: StoredEmbedding,
   excludeOwnerId: string | null,
-): Promise<{ voiceId: string; ownerId: string; similarity: number } | null> {
+): Promise<{ voiceId: string; ownerId: string; similarity: number; speechSeconds: number } | null> {
   await tx.execute(sql`set local hnsw.iterative_scan = strict_order`);
   const [row] = await withoutVectorsInErrors(() => nearestVoiceQuery(tx, probe, excludeOwnerId));
-  return row ? { voiceId: row.voiceId, ownerId: row.ownerId, similarity: Number(row.similarity) } : null;
+  if (!row) return null;
+  // Read apart from the search, whose plan must stay a scan of the embeddings' HNSW index.
+  const [voice] = await tx.select({ speechSeconds: voices.speechSeconds }).from(voices).where(eq(voices.id, row.voiceId));
+  return { voiceId: row.voiceId, ownerId: row.ownerId, similarity: Number(row.similarity), speechSeconds: voice?.speechSeconds ?? 0 };
 }
 
 /** The statement alone, so a test can EXPLAIN it. */

@@ -1,0 +1,127 @@
+import type { TrialCondition } from '@vip/shared-schema';
+import { z } from 'zod';
+
+/*
+ * Each kind of trial (TRIAL_CONDITIONS) is scored and thresholded on its own because the score
+ * distributions differ: a short recording against another, a recording against an averaged
+ * enrollment, two averaged enrollments (docs/DECISIONS.md, "Operating points per trial").
+ * Compare with `audio2` is sample vs sample; compare with `voice_id`, Variant B detection and
+ * screening are sample vs enrolled; identity conflicts are enrollment vs enrollment.
+ */
+
+/**
+ * What the evaluation on dev/ measured for one condition (origin/src/voiceprint/training/calibrate.py):
+ * - `llr`: logistic-regression calibration, log-likelihood ratio = bias + cosine·w_cosine +
+ *   q·w_quality + cosine·q·w_interaction, q = ln(speech seconds of the shorter side, clamped to 1..300);
+ * - `verify`: the 1:1 point, the cosine where false accepts equal false rejects on dev;
+ * - `impostor_tail`: P(different-speaker cosine ≥ s) = exceed · exp(−(s − from) / scale) for s ≥ from,
+ *   an exponential fitted to the top of the measured impostor scores; 1:N points extrapolate with it.
+ */
+const conditionCalibrationSchema = z.object({
+  llr: z.object({ bias: z.number(), w_cosine: z.number(), w_quality: z.number(), w_interaction: z.number() }),
+  verify: z.number().min(-1).max(1),
+  impostor_tail: z.object({ from: z.number().min(-1).max(1), exceed: z.number().gt(0).max(1), scale: z.number().positive() }),
+});
+
+export const calibrationSchema = z.object({
+  /** The evaluation these figures come from, for the model card. */
+  dataset: z.string(),
+  sample_vs_sample: conditionCalibrationSchema,
+  sample_vs_enrolled: conditionCalibrationSchema,
+  enrollment_vs_enrollment: conditionCalibrationSchema,
+});
+
+export type Calibration = z.infer<typeof calibrationSchema>;
+type ConditionCalibration = z.infer<typeof conditionCalibrationSchema>;
+
+/** What 1:N decisions aim at: a false-positive identification rate per search over a registry of the design size. */
+export interface SearchTargets {
+  designRegistrySize: number;
+  /** Screening and detection: a sample falsely named as a protected voice. */
+  screeningFpir: number;
+  /** Identity conflict, held for review: an enrollment held although nobody else enrolled that speaker. */
+  conflictReviewFpir: number;
+  /** Identity conflict, refused outright. */
+  conflictStrictFpir: number;
+}
+
+export const defaultSearchTargets: SearchTargets = {
+  designRegistrySize: 100_000,
+  screeningFpir: 0.01,
+  conflictReviewFpir: 0.01,
+  conflictStrictFpir: 0.001,
+};
+
+/** Cosine thresholds of one model, per condition and use. */
+export interface OperatingPoints {
+  sample_vs_sample: { verify: number };
+  sample_vs_enrolled: { verify: number; search: number };
+  enrollment_vs_enrollment: { review: number; strict: number };
+}
+
+export interface TrialScore {
+  /** Log-likelihood ratio of "same speaker" against "different speakers", natural log. */
+  llr: number;
+  /** Probability of "same speaker" under equal prior odds: 1 / (1 + e^−llr). */
+  probability: number;
+}
+
+/**
+ * The per-pair false-accept rate that gives `fpir` over a search of `n` independent candidates:
+ * 1 − (1 − FPIR)^(1/N), computed without cancellation for small rates.
+ */
+export function perPairRate(fpir: number, n: number): number {
+  return -Math.expm1(Math.log1p(-fpir) / n);
+}
+
+/** The cosine at which the fitted impostor tail falls to `rate` (never below where the fit starts). */
+export function tailThreshold(tail: ConditionCalibration['impostor_tail'], rate: number): number {
+  if (rate >= tail.exceed) return tail.from;
+  return Math.min(1, tail.from + tail.scale * Math.log(tail.exceed / rate));
+}
+
+export function operatingPoints(calibration: Calibration, targets: SearchTargets): OperatingPoints {
+  const searchPoint = (condition: ConditionCalibration, fpir: number) =>
+    Math.max(condition.verify, tailThreshold(condition.impostor_tail, perPairRate(fpir, targets.designRegistrySize)));
+  const conflict = calibration.enrollment_vs_enrollment;
+  return {
+    sample_vs_sample: { verify: calibration.sample_vs_sample.verify },
+    sample_vs_enrolled: {
+      verify: calibration.sample_vs_enrolled.verify,
+      search: searchPoint(calibration.sample_vs_enrolled, targets.screeningFpir),
+    },
+    enrollment_vs_enrollment: {
+      review: searchPoint(conflict, targets.conflictReviewFpir),
+      strict: searchPoint(conflict, targets.conflictStrictFpir),
+    },
+  };
+}
+
+/**
+ * A model without a dev calibration (a stand-in, or a fetched model this machine cannot evaluate)
+ * uses its single manifest threshold everywhere: the pre-calibration behaviour, which the model card
+ * of such a model must call out.
+ */
+export function uncalibratedPoints(threshold: number): OperatingPoints {
+  return {
+    sample_vs_sample: { verify: threshold },
+    sample_vs_enrolled: { verify: threshold, search: threshold },
+    enrollment_vs_enrollment: { review: threshold, strict: threshold },
+  };
+}
+
+const MIN_SECONDS = 1;
+const MAX_SECONDS = 300;
+
+export function trialScore(
+  calibration: Calibration | undefined,
+  condition: TrialCondition,
+  cosine: number,
+  shorterSeconds: number,
+): TrialScore | null {
+  if (!calibration) return null;
+  const { llr: w } = calibration[condition];
+  const q = Math.log(Math.min(MAX_SECONDS, Math.max(MIN_SECONDS, shorterSeconds)));
+  const llr = w.bias + cosine * w.w_cosine + q * w.w_quality + cosine * q * w.w_interaction;
+  return { llr, probability: 1 / (1 + Math.exp(-llr)) };
+}
