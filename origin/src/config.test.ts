@@ -86,20 +86,20 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SECRETS_ENCRYPTION_KEYS: `k1:${short}` })).toThrow(/^(?![\s\S]*AwMDAw)/);
   });
 
-  it('reads the 1:N targets and refuses a strict conflict rate looser than the review rate', () => {
+  it('reads the 1:N targets, each a rate strictly between 0 and 1', () => {
     const config = loadConfig({
       DESIGN_REGISTRY_SIZE: '5000',
       SCREENING_FPIR: '0.02',
-      CONFLICT_REVIEW_FPIR: '0.05',
-      CONFLICT_STRICT_FPIR: '0.05',
+      CONFLICT_STRICT_FPIR: '0.005',
+      CONFLICT_REVIEW_FNIR: '0.1',
     });
     expect(config.voiceprint.searchTargets).toEqual({
       designRegistrySize: 5000,
       screeningFpir: 0.02,
-      conflictReviewFpir: 0.05,
-      conflictStrictFpir: 0.05,
+      conflictStrictFpir: 0.005,
+      conflictReviewFnir: 0.1,
     });
-    expect(() => loadConfig({ CONFLICT_REVIEW_FPIR: '0.001', CONFLICT_STRICT_FPIR: '0.01' })).toThrow(/CONFLICT_STRICT_FPIR/);
+    expect(() => loadConfig({ CONFLICT_REVIEW_FNIR: '0' })).toThrow(/CONFLICT_REVIEW_FNIR/);
     expect(() => loadConfig({ SCREENING_FPIR: '1' })).toThrow(/SCREENING_FPIR/);
     expect(() => loadConfig({ DESIGN_REGISTRY_SIZE: '0' })).toThrow(/DESIGN_REGISTRY_SIZE/);
   });
@@ -115,7 +115,7 @@ describe('loadConfig', () => {
       threads: undefined,
       maxQueue: 16,
       thresholds: {},
-      searchTargets: { designRegistrySize: 100_000, screeningFpir: 0.01, conflictReviewFpir: 0.01, conflictStrictFpir: 0.001 },
+      searchTargets: { designRegistrySize: 100_000, screeningFpir: 0.01, conflictStrictFpir: 0.001, conflictReviewFnir: 0.05 },
     });
     const config = loadConfig({
       MODELS_DIR: '/models',
@@ -130,7 +130,7 @@ describe('loadConfig', () => {
       threads: 3,
       maxQueue: 0,
       thresholds: { 'campplus-voxceleb': 0.55, 'vip-speaker-v1': 0.8 },
-      searchTargets: { designRegistrySize: 100_000, screeningFpir: 0.01, conflictReviewFpir: 0.01, conflictStrictFpir: 0.001 },
+      searchTargets: { designRegistrySize: 100_000, screeningFpir: 0.01, conflictStrictFpir: 0.001, conflictReviewFnir: 0.05 },
     });
     expect(() => loadConfig({ VOICEPRINT_THRESHOLDS: 'campplus-voxceleb' })).toThrow(/VOICEPRINT_THRESHOLDS/);
     expect(() => loadConfig({ VOICEPRINT_BACKEND: 'gpu' })).toThrow(/VOICEPRINT_BACKEND/);

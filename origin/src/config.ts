@@ -44,10 +44,10 @@ const envSchema = z
     DESIGN_REGISTRY_SIZE: optional(z.coerce.number().int().min(1).max(100_000_000)).default(100_000),
     /** Share of screenings (and Variant B detections) of an unregistered speaker that name a voice anyway, at the design size. */
     SCREENING_FPIR: optional(z.coerce.number().gt(0).lt(1)).default(0.01),
-    /** Share of enrollments of a speaker nobody enrolled that are held for review, at the design size. */
-    CONFLICT_REVIEW_FPIR: optional(z.coerce.number().gt(0).lt(1)).default(0.01),
-    /** Share of such enrollments refused outright as identity conflicts, at the design size. */
+    /** Share of enrollments of a speaker nobody enrolled that are refused as identity conflicts, at the design size. */
     CONFLICT_STRICT_FPIR: optional(z.coerce.number().gt(0).lt(1)).default(0.001),
+    /** Share of re-enrollments of an already enrolled speaker (by another owner) that pass without being held for review. */
+    CONFLICT_REVIEW_FNIR: optional(z.coerce.number().gt(0).lt(1)).default(0.05),
     /** Ed25519 private JWK (with kid) that signs audit checkpoints; unset = a per-process key (warned). */
     CHECKPOINT_PRIVATE_JWK: optional(z.string()),
     /**
@@ -102,7 +102,7 @@ export interface OriginConfig {
     threads: number | undefined;
     maxQueue: number;
     thresholds: Record<string, number>;
-    searchTargets: { designRegistrySize: number; screeningFpir: number; conflictReviewFpir: number; conflictStrictFpir: number };
+    searchTargets: { designRegistrySize: number; screeningFpir: number; conflictStrictFpir: number; conflictReviewFnir: number };
   };
 }
 
@@ -121,10 +121,6 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
     const jwk = jwkSchema.safeParse(parseJsonOrUndefined(e.JWT_PRIVATE_JWK));
     if (!jwk.success) throw new Error('Invalid configuration:\n  JWT_PRIVATE_JWK: expected an Ed25519 private JWK (OKP, d, x, kid)');
     jwtPrivateJwk = jwk.data;
-  }
-  if (e.CONFLICT_STRICT_FPIR > e.CONFLICT_REVIEW_FPIR) {
-    // The strict point must lie at or above the review point, or no enrollment would ever be held.
-    throw new Error('Invalid configuration:\n  CONFLICT_STRICT_FPIR: must not exceed CONFLICT_REVIEW_FPIR');
   }
   const database: OriginConfig['database'] = e.DATABASE_URL
     ? {
@@ -169,8 +165,8 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
       searchTargets: {
         designRegistrySize: e.DESIGN_REGISTRY_SIZE,
         screeningFpir: e.SCREENING_FPIR,
-        conflictReviewFpir: e.CONFLICT_REVIEW_FPIR,
         conflictStrictFpir: e.CONFLICT_STRICT_FPIR,
+        conflictReviewFnir: e.CONFLICT_REVIEW_FNIR,
       },
     },
   };

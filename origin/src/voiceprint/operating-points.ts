@@ -14,13 +14,23 @@ import { z } from 'zod';
  * - `llr`: logistic-regression calibration, log-likelihood ratio = bias + cosine·w_cosine +
  *   q·w_quality + cosine·q·w_interaction, q = ln(speech seconds of the shorter side, clamped to 1..300);
  * - `verify`: the 1:1 point, the cosine where false accepts equal false rejects on dev;
- * - `impostor_tail`: P(different-speaker cosine ≥ s) = exceed · exp(−(s − from) / scale) for s ≥ from,
- *   an exponential fitted to the top of the measured impostor scores; 1:N points extrapolate with it.
+ * - `impostor_tail`: a generalised Pareto distribution fitted (maximum likelihood) to the impostor
+ *   cosines above `from`, the top `exceed` share of them: P(impostor cosine ≥ s) =
+ *   exceed · (1 + shape·(s − from)/scale)^(−1/shape) for s ≥ from (exceed · e^(−(s − from)/scale) when
+ *   shape is 0). 1:N points extrapolate with it below the rates dev can measure;
+ * - `genuine_quantiles`: [share, cosine] pairs, ascending: that share of same-speaker trials scored
+ *   below that cosine (the false-reject rate of a point there).
  */
 const conditionCalibrationSchema = z.object({
   llr: z.object({ bias: z.number(), w_cosine: z.number(), w_quality: z.number(), w_interaction: z.number() }),
   verify: z.number().min(-1).max(1),
-  impostor_tail: z.object({ from: z.number().min(-1).max(1), exceed: z.number().gt(0).max(1), scale: z.number().positive() }),
+  impostor_tail: z.object({
+    from: z.number().min(-1).max(1),
+    exceed: z.number().gt(0).max(1),
+    scale: z.number().positive(),
+    shape: z.number().min(-1).max(1),
+  }),
+  genuine_quantiles: z.array(z.tuple([z.number().gt(0).lt(1), z.number().min(-1).max(1)])).min(2),
 });
 
 export const calibrationSchema = z.object({
@@ -34,22 +44,28 @@ export const calibrationSchema = z.object({
 export type Calibration = z.infer<typeof calibrationSchema>;
 type ConditionCalibration = z.infer<typeof conditionCalibrationSchema>;
 
-/** What 1:N decisions aim at: a false-positive identification rate per search over a registry of the design size. */
+/**
+ * What 1:N decisions aim at. Outcomes a person cannot undo (a refused enrollment, a sample named as
+ * a protected voice) are bounded by a false-positive identification rate per search at the design
+ * registry size. The review band, whose holds an administrator clears, is set by how many
+ * re-enrollments of an enrolled speaker it must catch; the evaluation reports the share of new
+ * speakers it holds as the registry grows (the model card).
+ */
 export interface SearchTargets {
   designRegistrySize: number;
   /** Screening and detection: a sample falsely named as a protected voice. */
   screeningFpir: number;
-  /** Identity conflict, held for review: an enrollment held although nobody else enrolled that speaker. */
-  conflictReviewFpir: number;
-  /** Identity conflict, refused outright. */
+  /** Identity conflict, refused outright although nobody else enrolled that speaker. */
   conflictStrictFpir: number;
+  /** Identity conflict: share of re-enrollments of an enrolled speaker that pass unheld. */
+  conflictReviewFnir: number;
 }
 
 export const defaultSearchTargets: SearchTargets = {
   designRegistrySize: 100_000,
   screeningFpir: 0.01,
-  conflictReviewFpir: 0.01,
   conflictStrictFpir: 0.001,
+  conflictReviewFnir: 0.05,
 };
 
 /** Cosine thresholds of one model, per condition and use. */
@@ -74,16 +90,31 @@ export function perPairRate(fpir: number, n: number): number {
   return -Math.expm1(Math.log1p(-fpir) / n);
 }
 
-/** The cosine at which the fitted impostor tail falls to `rate` (never below where the fit starts). */
+/** The cosine at which the fitted impostor tail falls to `rate` (never below where the fit starts, never above 1). */
 export function tailThreshold(tail: ConditionCalibration['impostor_tail'], rate: number): number {
   if (rate >= tail.exceed) return tail.from;
-  return Math.min(1, tail.from + tail.scale * Math.log(tail.exceed / rate));
+  const ratio = tail.exceed / rate;
+  const above = tail.shape === 0 ? tail.scale * Math.log(ratio) : (tail.scale / tail.shape) * (ratio ** tail.shape - 1);
+  return Math.min(1, tail.from + above);
+}
+
+/** The cosine below which `share` of same-speaker trials fell on dev (linear between the stored quantiles). */
+export function genuineQuantile(quantiles: ConditionCalibration['genuine_quantiles'], share: number): number {
+  const first = quantiles[0]!;
+  if (share <= first[0]) return first[1];
+  for (let i = 1; i < quantiles.length; i++) {
+    const [rateBelow, cosineBelow] = quantiles[i - 1]!;
+    const [rate, cosine] = quantiles[i]!;
+    if (share <= rate) return cosineBelow + ((cosine - cosineBelow) * (share - rateBelow)) / (rate - rateBelow);
+  }
+  return quantiles.at(-1)![1];
 }
 
 export function operatingPoints(calibration: Calibration, targets: SearchTargets): OperatingPoints {
   const searchPoint = (condition: ConditionCalibration, fpir: number) =>
     Math.max(condition.verify, tailThreshold(condition.impostor_tail, perPairRate(fpir, targets.designRegistrySize)));
   const conflict = calibration.enrollment_vs_enrollment;
+  const strict = searchPoint(conflict, targets.conflictStrictFpir);
   return {
     sample_vs_sample: { verify: calibration.sample_vs_sample.verify },
     sample_vs_enrolled: {
@@ -91,8 +122,9 @@ export function operatingPoints(calibration: Calibration, targets: SearchTargets
       search: searchPoint(calibration.sample_vs_enrolled, targets.screeningFpir),
     },
     enrollment_vs_enrollment: {
-      review: searchPoint(conflict, targets.conflictReviewFpir),
-      strict: searchPoint(conflict, targets.conflictStrictFpir),
+      // Never above the strict point: then nothing is held, and what the review band would catch is refused.
+      review: Math.min(strict, Math.max(conflict.verify, genuineQuantile(conflict.genuine_quantiles, targets.conflictReviewFnir))),
+      strict,
     },
   };
 }

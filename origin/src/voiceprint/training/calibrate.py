@@ -1,0 +1,352 @@
+"""Operating points, calibration and the 1:N figures of a speaker model, from evaluate.ts's embeddings.
+
+    /usr/bin/python3 origin/src/voiceprint/training/calibrate.py work/embeddings-<key>.json [--write]
+
+Trials, all within one set (cross-set pairs differ in language and channel and would flatter every
+figure):
+- sample_vs_sample: every pair of recordings;
+- sample_vs_enrolled: each speaker's recordings are split in two halves (alternately by path); a
+  half with >= 10 s of speech is enrolled (speech-weighted mean of unit embeddings, renormalised, as
+  the service enrolls); each recording of the other half is a probe against every enrolled half;
+- enrollment_vs_enrollment: SPLITS random two-way splits per speaker; both halves enrolled when each
+  has >= 10 s; half A of one speaker against half B of every speaker.
+
+Per condition: EER point (`verify`), logistic-regression calibration of cosine and duration into a
+log-likelihood ratio (balanced classes, so the log-odds are the LLR), and a generalised Pareto
+distribution fitted by maximum likelihood to the top TAIL_SHARE of the impostor scores
+(`impostor_tail`) for rates below what dev can measure. The
+1:N points are computed as origin/src/voiceprint/operating-points.ts computes them at start-up
+(FPIR per search at the design registry size); the defaults of origin/src/config.ts are used here.
+"""
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = os.path.normpath(os.path.join(HERE, '..', 'models'))
+ENROLL_MIN_SECONDS = 10.0  # shared-schema limits.enrollMinSpeechSeconds
+SPLITS = 5
+SEED = 20261124
+DEFAULT_TARGETS = {'design_registry_size': 100_000, 'screening_fpir': 0.01,
+                   'conflict_strict_fpir': 0.001, 'conflict_review_fnir': 0.05}
+GENUINE_SHARES = [0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5]
+REGISTRY_SIZES = [1, 10, 100, 1_000, 10_000, 100_000]
+TAIL_SHARE = 0.02
+
+
+def enroll(emb, secs):
+    v = (emb * secs[:, None]).sum(0)
+    return v / np.linalg.norm(v)
+
+
+def quality(a_secs, b_secs):
+    return np.log(np.clip(np.minimum(a_secs, b_secs), 1, 300))
+
+
+class Trials:
+    def __init__(self):
+        self.score, self.same, self.q, self.set = [], [], [], []
+
+    def add(self, score, same, q, name):
+        self.score.append(np.asarray(score, np.float64).ravel())
+        self.same.append(np.asarray(same, bool).ravel())
+        self.q.append(np.broadcast_to(np.asarray(q, np.float64), np.shape(score)).ravel())
+        self.set.append(np.full(np.size(score), name))
+
+    def done(self):
+        return {k: np.concatenate(getattr(self, k)) for k in ('score', 'same', 'q', 'set')}
+
+
+def cosines(a, b):
+    return a @ b.T
+
+
+def build_trials(recs, emb, score=cosines):
+    """`score(a, b)` scores every row of a against every row of b (unit vectors)."""
+    by_set = {}
+    for i, r in enumerate(recs):
+        by_set.setdefault(r['set'], {}).setdefault(r['speaker'], []).append(i)
+    secs = np.array([r['speech_seconds'] for r in recs])
+    rng = np.random.default_rng(SEED)
+    sample, enrolled, enrollments = Trials(), Trials(), Trials()
+    for name, speakers in sorted(by_set.items()):
+        idx = np.array([i for s in sorted(speakers) for i in sorted(speakers[s], key=lambda i: recs[i]['path'])])
+        spk = np.array([recs[i]['speaker'] for i in idx])
+        e = emb[idx]
+        iu = np.triu_indices(len(idx), 1)
+        sample.add(score(e, e)[iu], (spk[:, None] == spk[None, :])[iu],
+                   quality(secs[idx][:, None], secs[idx][None, :])[iu], name)
+
+        targets, probes = [], []
+        for s in sorted(speakers):
+            own = sorted(speakers[s], key=lambda i: recs[i]['path'])
+            half_a, half_b = own[0::2], own[1::2]
+            if secs[half_a].sum() >= ENROLL_MIN_SECONDS:
+                targets.append((s, enroll(emb[half_a], secs[half_a]), secs[half_a].sum()))
+            probes += [(s, i) for i in half_b]
+        if targets and probes:
+            t_emb = np.stack([t[1] for t in targets])
+            p_idx = np.array([i for _, i in probes])
+            scores = score(emb[p_idx], t_emb)
+            same = np.array([p for p, _ in probes])[:, None] == np.array([t[0] for t in targets])[None, :]
+            q = quality(secs[p_idx][:, None], np.array([t[2] for t in targets])[None, :])
+            enrolled.add(scores, same, q, name)
+
+        for _ in range(SPLITS):
+            a_list, b_list = [], []
+            for s in sorted(speakers):
+                own = np.array(speakers[s])
+                perm = rng.permutation(len(own))
+                half_a, half_b = own[perm[: len(own) // 2]], own[perm[len(own) // 2:]]
+                if secs[half_a].sum() >= ENROLL_MIN_SECONDS and secs[half_b].sum() >= ENROLL_MIN_SECONDS:
+                    a_list.append((s, enroll(emb[half_a], secs[half_a]), secs[half_a].sum()))
+                    b_list.append((s, enroll(emb[half_b], secs[half_b]), secs[half_b].sum()))
+            if len(a_list) < 2:
+                continue
+            a = np.stack([x[1] for x in a_list])
+            b = np.stack([x[1] for x in b_list])
+            same = np.eye(len(a_list), dtype=bool)
+            q = quality(np.array([x[2] for x in a_list])[:, None], np.array([x[2] for x in b_list])[None, :])
+            enrollments.add(score(a, b), same, q, name)
+    return {'sample_vs_sample': sample.done(), 'sample_vs_enrolled': enrolled.done(),
+            'enrollment_vs_enrollment': enrollments.done()}
+
+
+def eer(score, same):
+    order = np.argsort(-score)
+    s, t = same[order], score[order]
+    far = np.cumsum(~s) / max((~s).sum(), 1)
+    frr = 1 - np.cumsum(s) / max(s.sum(), 1)
+    k = np.argmin(np.abs(far - frr))
+    return 100 * (far[k] + frr[k]) / 2, float(t[k])
+
+
+def rates(score, same, threshold):
+    gen, imp = score[same], score[~same]
+    return {'threshold': round(float(threshold), 4), 'far_pct': round(100 * float((imp >= threshold).mean()), 4),
+            'frr_pct': round(100 * float((gen < threshold).mean()), 3)}
+
+
+def fit_llr(score, same, q, with_quality=True):
+    """Weighted logistic regression by Newton's method; balanced classes make the log-odds an LLR."""
+    x = np.stack([np.ones_like(score), score, q, score * q] if with_quality else [np.ones_like(score), score], 1)
+    w = np.where(same, 0.5 / same.sum(), 0.5 / (~same).sum())
+    beta = np.zeros(x.shape[1])
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(x @ beta)))
+        grad = x.T @ (w * (p - same)) + 1e-6 * beta
+        hess = (x * (w * p * (1 - p))[:, None]).T @ x + 1e-6 * np.eye(x.shape[1])
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-10:
+            break
+    llr = x @ beta
+    return beta, llr
+
+
+def cllr(llr, same):
+    """Cost of log-likelihood ratio, bits: 0 is perfect, 1 is an uninformative system."""
+    return float(0.5 * (np.mean(np.logaddexp(0, -llr[same])) + np.mean(np.logaddexp(0, llr[~same]))) / math.log(2))
+
+
+def fit_tail(imp):
+    from scipy.stats import genpareto
+    start = float(np.quantile(imp, 1 - TAIL_SHARE))
+    top = imp[imp > start]
+    shape, _, scale = genpareto.fit(top - start, floc=0)
+    return {'from': round(start, 5), 'exceed': round(float(len(top) / len(imp)), 7),
+            'scale': round(float(scale), 5), 'shape': round(float(shape), 5)}
+
+
+def tail_far(tail, threshold):
+    if threshold < tail['from']:
+        return None
+    z = threshold - tail['from']
+    if tail['shape'] == 0:
+        return tail['exceed'] * math.exp(-z / tail['scale'])
+    base = 1 + tail['shape'] * z / tail['scale']
+    return tail['exceed'] * base ** (-1 / tail['shape']) if base > 0 else 0.0
+
+
+def per_pair_rate(fpir, n):
+    return -math.expm1(math.log1p(-fpir) / n)
+
+
+def tail_threshold(tail, rate):
+    if rate >= tail['exceed']:
+        return tail['from']
+    ratio = tail['exceed'] / rate
+    shape, scale = tail['shape'], tail['scale']
+    above = scale * math.log(ratio) if shape == 0 else scale / shape * (ratio ** shape - 1)
+    return min(1.0, tail['from'] + above)
+
+
+def search_point(cal, fpir, n):
+    return max(cal['verify'], tail_threshold(cal['impostor_tail'], per_pair_rate(fpir, n)))
+
+
+def genuine_quantile(quantiles, share):
+    shares = [q[0] for q in quantiles]
+    return float(np.interp(share, shares, [q[1] for q in quantiles]))
+
+
+def review_point(cal, targets):
+    strict = search_point(cal, targets['conflict_strict_fpir'], targets['design_registry_size'])
+    return min(strict, max(cal['verify'], genuine_quantile(cal['genuine_quantiles'], targets['conflict_review_fnir'])))
+
+
+def far_at(trials, tail, threshold):
+    """Measured FAR where dev holds enough impostors above the point, else the fitted tail's."""
+    imp = trials['score'][~trials['same']]
+    above = int((imp >= threshold).sum())
+    if above >= 20 or tail_far(tail, threshold) is None:
+        return above / len(imp), 'measured'
+    return tail_far(tail, threshold), 'tail'
+
+
+def main():
+    path = sys.argv[1]
+    write = '--write' in sys.argv
+    data = json.load(open(path))
+    recs = data['recordings']
+    emb = np.array([r['embedding'] for r in recs], np.float64)
+    emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    trials = build_trials(recs, emb)
+
+    report = {'model': data['model'], 'speech': data['speech'], 'recordings': len(recs),
+              'refused_by_pipeline': len(data['skipped']), 'conditions': {}}
+    calibration = {'dataset': f"{os.path.basename(os.path.normpath(data['speech']))}: {len(recs)} recordings, "
+                              f"{len({r['speaker'] for r in recs})} speakers"}
+    for condition, t in trials.items():
+        e, verify = eer(t['score'], t['same'])
+        beta, llr = fit_llr(t['score'], t['same'], t['q'])
+        _, llr_plain = fit_llr(t['score'], t['same'], t['q'], with_quality=False)
+        tail = fit_tail(t['score'][~t['same']])
+        calibration[condition] = {
+            'llr': {'bias': round(beta[0], 5), 'w_cosine': round(beta[1], 5), 'w_quality': round(beta[2], 5),
+                    'w_interaction': round(beta[3], 5)},
+            'verify': round(verify, 4), 'impostor_tail': tail,
+            'genuine_quantiles': [[share, round(float(np.quantile(t['score'][t['same']], share)), 5)] for share in GENUINE_SHARES]}
+        per_set = {}
+        for name in sorted(set(t['set'])):
+            m = t['set'] == name
+            if t['same'][m].any() and (~t['same'][m]).any():
+                per_set[name] = {'eer_pct': round(eer(t['score'][m], t['same'][m])[0], 2),
+                                 'genuine': int(t['same'][m].sum()), 'impostor': int((~t['same'][m]).sum()),
+                                 'at_verify': rates(t['score'][m], t['same'][m], verify)}
+        report['conditions'][condition] = {
+            'genuine': int(t['same'].sum()), 'impostor': int((~t['same']).sum()), 'eer_pct': round(e, 2),
+            'cllr_bits': round(cllr(llr, t['same']), 4), 'cllr_bits_without_duration': round(cllr(llr_plain, t['same']), 4),
+            'per_set': per_set, 'at_verify': rates(t['score'], t['same'], verify)}
+
+    targets = DEFAULT_TARGETS
+    n = targets['design_registry_size']
+    points = {
+        'sample_vs_enrolled.search': ('sample_vs_enrolled', search_point(calibration['sample_vs_enrolled'], targets['screening_fpir'], n)),
+        'enrollment_vs_enrollment.review': ('enrollment_vs_enrollment', review_point(calibration['enrollment_vs_enrollment'], targets)),
+        'enrollment_vs_enrollment.strict': ('enrollment_vs_enrollment', search_point(calibration['enrollment_vs_enrollment'], targets['conflict_strict_fpir'], n)),
+    }
+    report['targets'] = targets
+    report['one_to_n'] = {}
+    for label, (condition, threshold) in points.items():
+        t = trials[condition]
+        far, source = far_at(t, calibration[condition]['impostor_tail'], threshold)
+        r = rates(t['score'], t['same'], threshold)
+        report['one_to_n'][label] = {
+            'threshold': round(threshold, 4), 'per_pair_far': far, 'far_source': source,
+            'measured_far_pct': r['far_pct'], 'fnir_pct': r['frr_pct'],
+            'fpir_by_registry_size': {str(size): 1 - (1 - far) ** size for size in REGISTRY_SIZES},
+            'fnir_by_set_pct': {name: rates(t['score'][t['set'] == name], t['same'][t['set'] == name], threshold)['frr_pct']
+                                for name in sorted(set(t['set'])) if t['same'][t['set'] == name].any()}}
+    # The point each registry size would need for the screening target, and what it would miss.
+    t = trials['sample_vs_enrolled']
+    report['screening_point_by_registry_size'] = {
+        str(size): {'threshold': round(p, 4), 'fnir_pct': rates(t['score'], t['same'], p)['frr_pct']}
+        for size in REGISTRY_SIZES for p in [search_point(calibration['sample_vs_enrolled'], targets['screening_fpir'], size)]}
+
+    print_report(report)
+    if write:
+        name = data['model']
+        manifest_path = os.path.join(MODELS, 'manifest.json')
+        manifest = json.load(open(manifest_path))
+        entry = next(m for m in manifest['models'] if m['name'] == name)
+        entry['threshold'] = calibration['sample_vs_sample']['verify']
+        entry['calibration'] = calibration
+        with open(manifest_path, 'w') as f:
+            f.write(json.dumps(manifest, indent=2) + '\n')
+        with open(os.path.join(MODELS, f'{name}.calibration.json'), 'w') as f:
+            f.write(json.dumps(report, indent=2) + '\n')
+        det_plot(trials, calibration, points, os.path.join(MODELS, f'{name}.det.png'), name)
+        print(f'wrote the calibration of {name} into models/manifest.json, models/{name}.calibration.json and models/{name}.det.png')
+
+
+def print_report(report):
+    print(f"{report['model']} on {report['speech']}: {report['recordings']} recordings "
+          f"({report['refused_by_pipeline']} refused by the pipeline)")
+    for condition, c in report['conditions'].items():
+        print(f"{condition}: EER {c['eer_pct']}% at {c['at_verify']['threshold']} "
+              f"({c['genuine']} genuine / {c['impostor']} impostor), Cllr {c['cllr_bits']} bits "
+              f"(without duration {c['cllr_bits_without_duration']})")
+        for name, s in c['per_set'].items():
+            print(f"   {name:6} EER {s['eer_pct']:6.2f}%  at verify: FAR {s['at_verify']['far_pct']}% FRR {s['at_verify']['frr_pct']}%  "
+                  f"({s['genuine']} / {s['impostor']})")
+    for label, p in report['one_to_n'].items():
+        fpir = ', '.join(f"N={k}: {100 * v:.3g}%" for k, v in p['fpir_by_registry_size'].items())
+        print(f"{label} {p['threshold']}: per-pair FAR {p['per_pair_far']:.3g} ({p['far_source']}), FNIR {p['fnir_pct']}% "
+              f"{p['fnir_by_set_pct']}; FPIR {fpir}")
+    print('screening point by registry size:', report['screening_point_by_registry_size'])
+
+
+def det_plot(trials, calibration, points, out, name):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    from scipy.stats import norm
+
+    ticks = [0.0001, 0.001, 0.01, 0.05, 0.2, 0.5, 0.9, 0.99]
+    fig, ax = plt.subplots(figsize=(7, 6), dpi=110)
+    colours = {'sample_vs_sample': 'tab:blue', 'sample_vs_enrolled': 'tab:orange', 'enrollment_vs_enrollment': 'tab:green'}
+    for condition, t in trials.items():
+        gen, imp = np.sort(t['score'][t['same']]), np.sort(t['score'][~t['same']])
+        grid = np.unique(np.concatenate([gen, imp]))[::max(1, len(gen) // 2000 + len(imp) // 200000)]
+        frr = np.searchsorted(gen, grid, side='left') / len(gen)
+        far = 1 - np.searchsorted(imp, grid, side='left') / len(imp)
+        keep = (far > 0) & (frr > 0) & (far < 1) & (frr < 1)
+        ax.plot(norm.ppf(far[keep]), norm.ppf(frr[keep]), color=colours[condition],
+                label=f"{condition.replace('_', ' ')} (EER {eer(t['score'], t['same'])[0]:.2f}%)")
+        tail = calibration[condition]['impostor_tail']
+        modelled = np.linspace(tail['from'], 1, 400)
+        far_tail = np.array([tail_far(tail, x) for x in modelled])
+        frr_tail = np.searchsorted(gen, modelled, side='left') / len(gen)
+        keep = (far_tail > 1e-12) & (frr_tail > 0) & (frr_tail < 1)
+        ax.plot(norm.ppf(far_tail[keep]), norm.ppf(frr_tail[keep]), '--', color=colours[condition], linewidth=1)
+        v = rates(t['score'], t['same'], calibration[condition]['verify'])
+        ax.plot(norm.ppf(max(v['far_pct'] / 100, 1e-5)), norm.ppf(max(v['frr_pct'] / 100, 1e-5)), 'o', color=colours[condition])
+    for label, (condition, threshold) in points.items():
+        t = trials[condition]
+        far, _ = far_at(t, calibration[condition]['impostor_tail'], threshold)
+        frr = min(max(float((t['score'][t['same']] < threshold).mean()), 1e-5), 0.99)
+        ax.plot(norm.ppf(max(far, 1e-9)), norm.ppf(frr), 's', color=colours[condition], markersize=7)
+        ax.annotate(label.split('.')[-1], (norm.ppf(max(far, 1e-9)), norm.ppf(frr)), textcoords='offset points', xytext=(6, 4), fontsize=8)
+    all_ticks = [1e-9, 1e-7, 1e-5] + ticks
+    all_ticks = [x for x in all_ticks if x <= 0.5]
+    ax.set_xticks(norm.ppf(all_ticks))
+    ax.set_xticklabels([f'{100 * x:g}%' for x in all_ticks], rotation=45, fontsize=8)
+    ax.set_yticks(norm.ppf(ticks))
+    ax.set_yticklabels([f'{100 * x:g}%' for x in ticks], fontsize=8)
+    ax.set_xlim(norm.ppf(1e-9), norm.ppf(0.5))
+    ax.set_ylim(norm.ppf(0.0001), norm.ppf(0.995))
+    ax.set_xlabel('false accepts per pair (dashed: fitted impostor tail; squares: 1:N points at the design size)')
+    ax.set_ylabel('false rejects')
+    ax.set_title(f'{name} on dev: DET per trial condition (circles: 1:1 points)', fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc='upper right')
+    fig.tight_layout()
+    fig.savefig(out)
+
+
+if __name__ == '__main__':
+    main()

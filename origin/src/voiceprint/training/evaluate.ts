@@ -1,0 +1,95 @@
+/**
+ * The evaluation that sets a model's operating points, in one command:
+ *
+ *   npx tsx origin/src/voiceprint/training/evaluate.ts [--speech DIR] [--model NAME] [--write]
+ *
+ * 1. Embeds every recording of DIR/manifest.tsv (default /work/shared/speech/dev) through the
+ *    service's own pipeline (decode, resample, VAD, fbank, ONNX: createVoiceprintEngine), keeping
+ *    each one's speech seconds, and caches the result under work/.
+ * 2. Runs calibrate.py on it: EER per set, the three trial conditions, calibration, impostor tails,
+ *    FAR/FRR at each operating point, FPIR/FNIR against registry size, the DET plot.
+ *    With --write (dev only: the points are chosen there and nowhere else) it stores the calibration
+ *    in models/manifest.json and the report beside the model; without it, it only prints, which is
+ *    how unseen speakers are measured against points chosen on dev.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ProblemError } from '@vip/shared-schema/problem';
+import { createVoiceprintEngine } from '../index.js';
+import { bundledManifestPath, readManifest, selectModel } from '../manifest.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const WORK = join(HERE, 'work');
+
+function option(name: string): string | undefined {
+  const at = process.argv.indexOf(name);
+  return at >= 0 ? process.argv[at + 1] : undefined;
+}
+
+interface Recording {
+  path: string;
+  set: string;
+  speaker: string;
+}
+
+function readRecordings(dir: string): Recording[] {
+  const [header, ...lines] = readFileSync(join(dir, 'manifest.tsv'), 'utf8').trim().split('\n');
+  const columns = (header ?? '').split('\t');
+  return lines.map((line) => {
+    const cells = Object.fromEntries(line.split('\t').map((value, i) => [columns[i], value]));
+    return { path: cells.path!, set: cells.set!, speaker: cells.speaker! };
+  });
+}
+
+async function embedAll(dir: string, model: string | undefined, cache: string) {
+  const recordings = readRecordings(dir);
+  const engine = await createVoiceprintEngine({ threads: 2, maxQueue: 10_000, ...(model ? { model } : {}) });
+  const rows: Array<Recording & { speech_seconds: number; embedding: number[] }> = [];
+  const skipped: Array<Recording & { code: string }> = [];
+  const started = Date.now();
+  try {
+    await Promise.all(
+      recordings.map(async (recording) => {
+        try {
+          const result = await engine.embedFile(new Uint8Array(readFileSync(join(dir, recording.path))));
+          rows.push({ ...recording, speech_seconds: result.speechSeconds, embedding: Array.from(result.embedding) });
+        } catch (error) {
+          if (!(error instanceof ProblemError)) throw error;
+          skipped.push({ ...recording, code: error.code });
+        }
+      }),
+    );
+  } finally {
+    await engine.close();
+  }
+  rows.sort((a, b) => a.path.localeCompare(b.path));
+  const seconds = (Date.now() - started) / 1000;
+  console.log(
+    `${engine.model.name}: ${rows.length} recordings embedded in ${seconds.toFixed(0)} s, ${skipped.length} refused by the pipeline`,
+  );
+  writeFileSync(cache, JSON.stringify({ model: engine.model.name, speech: dir, recordings: rows, skipped }));
+}
+
+async function main() {
+  const dir = resolve(option('--speech') ?? '/work/shared/speech/dev');
+  const model = option('--model');
+  mkdirSync(WORK, { recursive: true });
+  // Keyed on the folder and the model file, so writing the calibration does not invalidate it.
+  const manifest = readManifest(bundledManifestPath);
+  const entry = selectModel(manifest, { manifestDir: dirname(bundledManifestPath), modelsDir: dirname(bundledManifestPath) }, model);
+  const key = createHash('sha256').update(`${dir}\0${entry.sha256}`).digest('hex').slice(0, 12);
+  const cache = join(WORK, `embeddings-${key}.json`);
+  if (!existsSync(cache) || process.argv.includes('--fresh')) await embedAll(dir, model, cache);
+  if (process.argv.includes('--embed-only')) {
+    console.log(cache);
+    return;
+  }
+  const args = [join(HERE, 'calibrate.py'), cache, ...(process.argv.includes('--write') ? ['--write'] : [])];
+  const run = spawnSync('/usr/bin/python3', args, { stdio: 'inherit' });
+  process.exitCode = run.status ?? 1;
+}
+
+await main();
