@@ -43,6 +43,9 @@ function expectComparison(response: LightMyRequestResponse) {
   expect(result.model).toBe(engine.model.name);
   expect(result.threshold).toBe(engine.points(engine.model.name)[result.condition].verify);
   expect(result.is_same_speaker).toBe(result.similarity >= result.threshold);
+  // Calibrated models answer both scores, uncalibrated ones neither; the probability follows the LLR.
+  expect(result.llr === null).toBe(result.probability === null);
+  if (result.llr !== null) expect(result.probability).toBeCloseTo(1 / (1 + Math.exp(-result.llr)), 12);
   return result;
 }
 
@@ -66,7 +69,9 @@ describe('POST /api/v1/detection/compare', () => {
     const [first, second] = speakerRecordings('so762:SPEAKER9622', 0, 2);
     const result = expectComparison(await compare(owner, { audio1: first!, audio2: second! }));
     expect(result.embedding1_hash).not.toBe(result.embedding2_hash);
+    expect(result.condition).toBe('sample_vs_sample');
     if (hasCalibratedModel(engine)) expect(result.is_same_speaker).toBe(true);
+    if (engine.model.calibration) expect(result.llr).toBeGreaterThan(0);
   });
 
   it('compares recordings of two different speakers', async () => {
@@ -75,6 +80,7 @@ describe('POST /api/v1/detection/compare', () => {
     const [other] = speakerRecordings('so762:SPEAKER9623', 0, 1);
     const result = expectComparison(await compare(owner, { audio1: first!, audio2: other! }));
     if (hasCalibratedModel(engine)) expect(result.is_same_speaker).toBe(false);
+    if (engine.model.calibration) expect(result.llr).toBeLessThan(0);
   });
 
   it('gives the same hash for the same recording, and similarity 1', async () => {
@@ -92,7 +98,11 @@ describe('POST /api/v1/detection/compare', () => {
     const result = expectComparison(await compare(owner, { audio1: probe! }, { voice_id: voice.id }));
     // The stored voiceprint reads back from pgvector bit for bit.
     expect(result.embedding2_hash).toBe(voice.hash);
+    // Against an enrolled voice: the sample-vs-enrolled point, not the sample-vs-sample one.
+    expect(result.condition).toBe('sample_vs_enrolled');
+    expect(result.threshold).toBe(engine.points(engine.model.name).sample_vs_enrolled.verify);
     if (hasCalibratedModel(engine)) expect(result.is_same_speaker).toBe(true);
+    if (engine.model.calibration) expect(result.probability).toBeGreaterThan(0.5);
   });
 
   it("answers another owner's voice_id exactly like a missing one", async () => {

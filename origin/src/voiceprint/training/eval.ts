@@ -3,9 +3,10 @@
  * baseline (per-utterance fbank mean and std, cosine), and writes models/vip-speaker-v1.eval.json.
  *
  *   /usr/bin/python3 origin/src/voiceprint/training/prep.py     # once: dev fbank cache
- *   npx tsx origin/src/voiceprint/training/eval.ts [--write-threshold]
+ *   npx tsx origin/src/voiceprint/training/eval.ts
  *
- * --write-threshold stores the dev EER-point threshold in models/manifest.json.
+ * The operating points the service decides with are set by evaluate.ts, through the service's own
+ * pipeline; this script checks the export and compares with the baseline.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -176,7 +177,6 @@ function round(x: number, digits = 2): number {
 }
 
 async function main() {
-  const writeThreshold = process.argv.includes('--write-threshold');
   const manifestPath = join(MODELS, 'manifest.json');
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { models: ManifestEntry[] };
   const entry = manifest.models.find((m) => m.name === MODEL_NAME);
@@ -279,11 +279,6 @@ async function main() {
     low_far_point: operating.far_1pct,
   };
   writeFileSync(join(MODELS, `${MODEL_NAME}.eval.json`), `${JSON.stringify(report, null, 2)}\n`);
-  if (writeThreshold) {
-    entry.threshold = threshold;
-    writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
-    console.log(`manifest.json threshold set to ${threshold}`);
-  }
 }
 
 await main();
