@@ -115,7 +115,12 @@ describe('loadConfig', () => {
       threads: undefined,
       maxQueue: 16,
       thresholds: {},
-      searchTargets: { designRegistrySize: 100_000, screeningFpir: 0.01, conflictStrictFpir: 0.001, conflictReviewFnir: 0.05 },
+      searchTargets: {
+        designRegistrySize: undefined,
+        screeningFpir: undefined,
+        conflictStrictFpir: undefined,
+        conflictReviewFnir: undefined,
+      },
     });
     const config = loadConfig({
       MODELS_DIR: '/models',
@@ -130,7 +135,12 @@ describe('loadConfig', () => {
       threads: 3,
       maxQueue: 0,
       thresholds: { 'campplus-voxceleb': 0.55, 'vip-speaker-v1': 0.8 },
-      searchTargets: { designRegistrySize: 100_000, screeningFpir: 0.01, conflictStrictFpir: 0.001, conflictReviewFnir: 0.05 },
+      searchTargets: {
+        designRegistrySize: undefined,
+        screeningFpir: undefined,
+        conflictStrictFpir: undefined,
+        conflictReviewFnir: undefined,
+      },
     });
     expect(() => loadConfig({ VOICEPRINT_THRESHOLDS: 'campplus-voxceleb' })).toThrow(/VOICEPRINT_THRESHOLDS/);
     expect(() => loadConfig({ VOICEPRINT_BACKEND: 'gpu' })).toThrow(/VOICEPRINT_BACKEND/);

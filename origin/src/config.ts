@@ -40,14 +40,17 @@ const envSchema = z
     VOICEPRINT_MAX_QUEUE: optional(z.coerce.number().int().min(0).max(10_000)).default(16),
     /** Same-speaker thresholds overriding the manifest's: `model=0.62,other-model=0.5`. */
     VOICEPRINT_THRESHOLDS: optional(z.string().regex(/^[\w.-]+=-?\d*\.?\d+(,[\w.-]+=-?\d*\.?\d+)*$/, 'model=number,model=number')),
-    /** The registry size 1:N decisions are designed for: their points keep FPIR per search at this size. */
-    DESIGN_REGISTRY_SIZE: optional(z.coerce.number().int().min(1).max(100_000_000)).default(100_000),
+    /**
+     * The registry size 1:N decisions are designed for, and their target rates; unset, the voiceprint
+     * engine's defaults (origin/src/voiceprint/operating-points.ts, listed in origin/README.md).
+     */
+    DESIGN_REGISTRY_SIZE: optional(z.coerce.number().int().min(1).max(100_000_000)),
     /** Share of screenings (and Variant B detections) of an unregistered speaker that name a voice anyway, at the design size. */
-    SCREENING_FPIR: optional(z.coerce.number().gt(0).lt(1)).default(0.01),
+    SCREENING_FPIR: optional(z.coerce.number().gt(0).lt(1)),
     /** Share of enrollments of a speaker nobody enrolled that are refused as identity conflicts, at the design size. */
-    CONFLICT_STRICT_FPIR: optional(z.coerce.number().gt(0).lt(1)).default(0.001),
+    CONFLICT_STRICT_FPIR: optional(z.coerce.number().gt(0).lt(1)),
     /** Share of re-enrollments of an already enrolled speaker (by another owner) that pass without being held for review. */
-    CONFLICT_REVIEW_FNIR: optional(z.coerce.number().gt(0).lt(1)).default(0.05),
+    CONFLICT_REVIEW_FNIR: optional(z.coerce.number().gt(0).lt(1)),
     /** Ed25519 private JWK (with kid) that signs audit checkpoints; unset = a per-process key (warned). */
     CHECKPOINT_PRIVATE_JWK: optional(z.string()),
     /**
@@ -102,7 +105,12 @@ export interface OriginConfig {
     threads: number | undefined;
     maxQueue: number;
     thresholds: Record<string, number>;
-    searchTargets: { designRegistrySize: number; screeningFpir: number; conflictStrictFpir: number; conflictReviewFnir: number };
+    searchTargets: {
+      designRegistrySize: number | undefined;
+      screeningFpir: number | undefined;
+      conflictStrictFpir: number | undefined;
+      conflictReviewFnir: number | undefined;
+    };
   };
 }
 

@@ -35,8 +35,8 @@ export interface VoiceprintEngineOptions {
   taskTimeoutMs?: number;
   /** Same-speaker thresholds that override the manifest's, by model name, for models without a calibration. */
   thresholds?: Record<string, number>;
-  /** What 1:N searches aim at (registry design size, FPIR per search). */
-  searchTargets?: SearchTargets;
+  /** What 1:N searches aim at (registry design size, FPIR per search); each unset one keeps its default. */
+  searchTargets?: { [K in keyof SearchTargets]?: SearchTargets[K] | undefined };
   limits?: Partial<PipelineLimits>;
 }
 
@@ -94,7 +94,10 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
     await pool.close();
     throw error;
   }
-  const targets = options.searchTargets ?? defaultSearchTargets;
+  const targets: SearchTargets = { ...defaultSearchTargets };
+  for (const [name, value] of Object.entries(options.searchTargets ?? {})) {
+    if (value !== undefined) targets[name as keyof SearchTargets] = value;
+  }
   const models = new Map(manifest.models.map((model) => [model.name, model]));
   const points = new Map(
     manifest.models.map((model) => [

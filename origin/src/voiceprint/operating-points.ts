@@ -65,7 +65,7 @@ export const defaultSearchTargets: SearchTargets = {
   designRegistrySize: 100_000,
   screeningFpir: 0.01,
   conflictStrictFpir: 0.001,
-  conflictReviewFnir: 0.05,
+  conflictReviewFnir: 0.02,
 };
 
 /** Cosine thresholds of one model, per condition and use. */

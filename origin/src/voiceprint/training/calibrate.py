@@ -16,7 +16,7 @@ log-likelihood ratio (balanced classes, so the log-odds are the LLR), and a gene
 distribution fitted by maximum likelihood to the top TAIL_SHARE of the impostor scores
 (`impostor_tail`) for rates below what dev can measure. The
 1:N points are computed as origin/src/voiceprint/operating-points.ts computes them at start-up
-(FPIR per search at the design registry size); the defaults of origin/src/config.ts are used here.
+(FPIR per search at the design registry size); its defaults (defaultSearchTargets) are used here.
 """
 import json
 import math
@@ -31,7 +31,7 @@ ENROLL_MIN_SECONDS = 10.0  # shared-schema limits.enrollMinSpeechSeconds
 SPLITS = 5
 SEED = 20261124
 DEFAULT_TARGETS = {'design_registry_size': 100_000, 'screening_fpir': 0.01,
-                   'conflict_strict_fpir': 0.001, 'conflict_review_fnir': 0.05}
+                   'conflict_strict_fpir': 0.001, 'conflict_review_fnir': 0.02}
 GENUINE_SHARES = [0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5]
 REGISTRY_SIZES = [1, 10, 100, 1_000, 10_000, 100_000]
 TAIL_SHARE = 0.02
