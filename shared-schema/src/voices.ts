@@ -125,10 +125,8 @@ export const voiceReviewSchema = z
   })
   .meta({ id: 'VoiceReview' });
 
-export const listVoiceReviewsQuerySchema = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(VOICE_LIST_MAX_LIMIT).default(50),
-  cursor: cursor.optional(),
-});
+/** Pages like the voice list. */
+export const listVoiceReviewsQuerySchema = listVoicesQuerySchema;
 
 export const voiceReviewListSchema = z
   .object({ reviews: z.array(voiceReviewSchema), next_cursor: z.string().nullable() })
