@@ -12,7 +12,8 @@ const QUICK_SPEAKERS = 6;
 const bench: Bench = {
   title: 'Sequential enrollment over HTTP (origin): false identity matches among distinct speakers, re-enrollments caught',
   method: [
-    'Starts the service as `npm start` does (bundled model, default settings) and, through the public API, enrolls every',
+    'Starts the origin as `npm start` starts it (bundled model, default settings; the gate plays no part) and, through its public',
+    'HTTP API, enrolls every',
     '`../shared/speech/dev` speaker in a seeded shuffled order (seed 1), one after another, each by a new owner with half of its',
     'recordings (halves balanced by duration; at most the 10 longest files of a half, the enrollment limit); then every enrolled speaker again with the other half by another new owner.',
     'Distinct: a 409 identity_conflict (refused) or a 201 pending_review (held) is a false match. Re-enrollment: refused or held',

@@ -9,8 +9,8 @@
  * Standalone, on any folder with the dev manifest layout (`manifest.tsv`: path, set, speaker, seconds):
  *   npx tsx test/bench/sequential-enrollment.ts --speech ../shared/speech/dev [--speakers N] [--seed S]
  *     [--origin http://127.0.0.1:8080] [--json report.json]
- * Without --origin it starts the service as `npm start` does, on free ports and a fresh data folder,
- * and removes the folder afterwards. `npm run bench` runs it on ../shared/speech/dev
+ * Without --origin it starts the origin as `npm start` starts it (bundled model, default settings;
+ * the gate is not needed), on a free port and a fresh data folder, and removes the folder afterwards. `npm run bench` runs it on ../shared/speech/dev
  * (test/bench/sequential-enrollment.bench.ts).
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,7 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { limits } from '@vip/shared-schema';
 import { createOriginClient, ProblemError } from '@vip/shared-schema/client';
-import { startService } from '../support/service.js';
+import { startOriginPlane } from '../support/service.js';
 import { median, round } from './support/stats.js';
 
 interface Recording {
@@ -132,7 +132,7 @@ export async function runSequentialEnrollment(options: SequentialOptions): Promi
   const speechDir = resolve(options.speechDir);
   const all = shuffled(readSpeakers(speechDir), seed);
   const speakers = all.slice(0, options.speakers ?? all.length);
-  const service = options.originUrl ? null : await startService();
+  const service = options.originUrl ? null : await startOriginPlane();
   const originUrl = options.originUrl ?? service!.originUrl;
   const timings: number[] = [];
   let model: string | null = null;
