@@ -22,7 +22,7 @@ import { createOriginClient, ProblemError } from '@vip/shared-schema/client';
 import { startOriginPlane } from '../support/service.js';
 import { median, round } from './support/stats.js';
 
-interface Recording {
+export interface Recording {
   path: string;
   seconds: number;
 }
@@ -126,6 +126,12 @@ function shuffled<T>(items: readonly T[], seed: number): T[] {
 
 const TOO_LITTLE_SPEECH = new Set(['too_short', 'no_speech']);
 
+/** The engine names a single unusable file as "File 3: …" (1-based); the index, or null when the problem is the whole upload. */
+export function fileNamedIn(detail: string): number | null {
+  const match = /^File (\d+):/.exec(detail);
+  return match ? Number(match[1]) - 1 : null;
+}
+
 export async function runSequentialEnrollment(options: SequentialOptions): Promise<SequentialReport> {
   const log = options.log ?? (() => {});
   const seed = options.seed ?? 1;
@@ -138,7 +144,11 @@ export async function runSequentialEnrollment(options: SequentialOptions): Promi
   let model: string | null = null;
   let owners = 0;
 
-  /** A new owner (self-registered), their biometric consent, and one enrollment. */
+  /**
+   * A new owner (self-registered), their biometric consent, and one enrollment. A file the service
+   * names as holding too little speech ("File 3: …") is left out and the rest sent again, as an
+   * owner would; too little speech in all of them together is the answer `too_little_speech`.
+   */
   const enrollAsNewOwner = async (speaker: Speaker, recordings: Recording[]): Promise<Answer> => {
     const credentials = { email: `seq-${Date.now().toString(36)}-${++owners}@owners.example`, password: 'sequential-enrollment-password' };
     const anonymous = createOriginClient({ baseUrl: originUrl });
@@ -146,24 +156,29 @@ export async function runSequentialEnrollment(options: SequentialOptions): Promi
     const session = await anonymous.auth.login(credentials);
     const owner = createOriginClient({ baseUrl: originUrl, bearerToken: session.access_token });
     const consent = await owner.consents.grantBiometric({ type: 'biometric', statement_version: 'sequential-enrollment', accepted: true });
-    // An enrollment takes at most `enrollMaxFiles` files: the longest of them (halves are longest first).
-    const longest = [...recordings].sort((a, b) => b.seconds - a.seconds).slice(0, limits.enrollMaxFiles);
-    const audio = longest.map((recording) => ({
-      data: new Uint8Array(readFileSync(join(speechDir, recording.path))),
-      filename: basename(recording.path),
-    }));
-    const started = performance.now();
-    try {
-      const voice = await owner.voices.enroll({ name: speaker.id, consent_id: consent.consent_id, audio });
-      model = voice.model;
-      return voice.status === 'pending_review' ? 'held' : 'ready';
-    } catch (error) {
-      if (error instanceof ProblemError && error.code === 'identity_conflict') return 'refused';
-      if (error instanceof ProblemError && TOO_LITTLE_SPEECH.has(error.code)) return 'too_little_speech';
-      throw error;
-    } finally {
-      timings.push(performance.now() - started);
+    // An enrollment takes at most `enrollMaxFiles` files: the longest of them.
+    let files = [...recordings].sort((a, b) => b.seconds - a.seconds).slice(0, limits.enrollMaxFiles);
+    while (files.length > 0) {
+      const audio = files.map((recording) => ({
+        data: new Uint8Array(readFileSync(join(speechDir, recording.path))),
+        filename: basename(recording.path),
+      }));
+      const started = performance.now();
+      try {
+        const voice = await owner.voices.enroll({ name: speaker.id, consent_id: consent.consent_id, audio });
+        model = voice.model;
+        return voice.status === 'pending_review' ? 'held' : 'ready';
+      } catch (error) {
+        if (error instanceof ProblemError && error.code === 'identity_conflict') return 'refused';
+        if (!(error instanceof ProblemError && TOO_LITTLE_SPEECH.has(error.code))) throw error;
+        const unusable = fileNamedIn(error.detail);
+        if (unusable === null) return 'too_little_speech';
+        files = files.filter((_, index) => index !== unusable);
+      } finally {
+        timings.push(performance.now() - started);
+      }
     }
+    return 'too_little_speech';
   };
 
   type Outcome = { speaker: Speaker; first: Answer; usedAll: boolean; second: Answer | null };
