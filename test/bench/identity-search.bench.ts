@@ -10,7 +10,7 @@ import { openScratchServerDatabase } from '../../origin/src/testing/database.js'
 import { createVoiceprintEngine, type VoiceprintEngine } from '../../origin/src/voiceprint/index.js';
 import { nearestVoice } from '../../origin/src/voices/store.js';
 import type { Bench, Figure } from './bench.js';
-import { fileNamedIn, type Recording, readSpeakers } from './sequential-enrollment.js';
+import { fileNamedIn, type Recording, readSpeakers, shuffled } from './sequential-enrollment.js';
 import { repositoryRoot } from './support/repository.js';
 import { median, percentile, round } from './support/stats.js';
 
@@ -106,30 +106,40 @@ function syntheticVoiceprints(real: Float32Array[], target: { mean: number; std:
   return { scale, centreLength, spread: cosines(scale, centreLength), next: () => draw(scale, centreLength) };
 }
 
-/** Enrollments of dev speakers with enough speech for two halves: [the planted half, the searched half]. */
+/**
+ * Enrollments of dev speakers whose two halves each make one: [the planted half, the searched half].
+ * A speaker with a half of too little speech is passed over.
+ */
 async function realEnrollments(engine: VoiceprintEngine, count: number): Promise<[Float32Array, Float32Array][]> {
-  const speakers = readSpeakers(DEV).filter((speaker) =>
-    speaker.halves.every((half) => half.length >= 3 && half.reduce((sum, recording) => sum + recording.seconds, 0) >= 20),
-  );
   const pairs: [Float32Array, Float32Array][] = [];
-  for (const speaker of speakers.slice(0, count)) {
-    pairs.push([await embedHalf(engine, speaker.halves[0]), await embedHalf(engine, speaker.halves[1])]);
+  // The same seeded order as the sequential-enrollment evaluation, so every set is represented.
+  for (const speaker of shuffled(readSpeakers(DEV), 1)) {
+    if (pairs.length === count) break;
+    const first = await embedHalf(engine, speaker.halves[0]);
+    const second = first && (await embedHalf(engine, speaker.halves[1]));
+    if (first && second) pairs.push([first, second]);
   }
+  if (pairs.length < count) throw new Error(`only ${pairs.length} dev speakers have two halves with enough speech`);
   return pairs;
 }
 
-/** The enrollment embedding of up to ten recordings, leaving out any the engine names as unusable (too little speech). */
-async function embedHalf(engine: VoiceprintEngine, half: Recording[]): Promise<Float32Array> {
+/**
+ * The enrollment embedding of up to ten recordings, leaving out any the engine names as unusable;
+ * null when together they hold too little speech.
+ */
+async function embedHalf(engine: VoiceprintEngine, half: Recording[]): Promise<Float32Array | null> {
   let files = half.slice(0, limits.enrollMaxFiles).map((recording) => new Uint8Array(readFileSync(join(DEV, recording.path))));
-  for (;;) {
+  while (files.length > 0) {
     try {
       return normalized((await engine.embedMany(files)).embedding);
     } catch (error) {
-      const unusable = error instanceof ProblemError ? fileNamedIn(error.message) : null;
-      if (unusable === null) throw error;
+      if (!(error instanceof ProblemError && (error.code === 'too_short' || error.code === 'no_speech'))) throw error;
+      const unusable = fileNamedIn(error.message);
+      if (unusable === null) return null;
       files = files.filter((_, index) => index !== unusable);
     }
   }
+  return null;
 }
 
 /** Streams rows into a staging table through psql's COPY (the bulk path an operator would use too). */

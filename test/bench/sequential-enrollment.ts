@@ -107,7 +107,7 @@ export function readSpeakers(speechDir: string): Speaker[] {
 }
 
 /** A deterministic shuffle (mulberry32), so sets are interleaved and a run can be repeated. */
-function shuffled<T>(items: readonly T[], seed: number): T[] {
+export function shuffled<T>(items: readonly T[], seed: number): T[] {
   let state = seed >>> 0;
   const random = () => {
     state = (state + 0x6d2b79f5) >>> 0;
