@@ -7,6 +7,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { DatabaseHandle } from '../../origin/src/db/client.js';
 import { INDEXED_EMBEDDING_MODELS } from '../../origin/src/db/schema.js';
 import { openScratchServerDatabase } from '../../origin/src/testing/database.js';
+import { mulberry32 } from '../../origin/src/testing/random.js';
 import { createVoiceprintEngine, type VoiceprintEngine } from '../../origin/src/voiceprint/index.js';
 import { nearestVoice } from '../../origin/src/voices/store.js';
 import type { Bench, Figure } from './bench.js';
@@ -34,17 +35,11 @@ const IMPOSTOR_SEARCHES = { quick: 20, full: 200 };
 /** Of those, how many are also answered by an exact scan (a scan of a million rows takes seconds). */
 const EXACT_IMPOSTOR_SEARCHES = { quick: 20, full: 40 };
 
-/** A deterministic normal sample (mulberry32 + Box–Muller), so a run can be repeated. */
+/** A deterministic normal sample (Box–Muller), so a run can be repeated. */
 function normalSource(seed: number): () => number {
-  let state = seed >>> 0;
-  const uniform = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 1) / 4294967297;
-  };
-  return () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
+  const uniform = mulberry32(seed);
+  // 1 − u lies in (0, 1], where the logarithm is finite.
+  return () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform());
 }
 
 const normalized = (vector: Float32Array): Float32Array => {

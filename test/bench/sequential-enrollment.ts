@@ -19,6 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { limits } from '@vip/shared-schema';
 import { createOriginClient, ProblemError } from '@vip/shared-schema/client';
+import { mulberry32 } from '../../origin/src/testing/random.js';
 import { startOriginPlane } from '../support/service.js';
 import { median, round } from './support/stats.js';
 
@@ -108,14 +109,7 @@ export function readSpeakers(speechDir: string): Speaker[] {
 
 /** A deterministic shuffle (mulberry32), so sets are interleaved and a run can be repeated. */
 export function shuffled<T>(items: readonly T[], seed: number): T[] {
-  let state = seed >>> 0;
-  const random = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = mulberry32(seed);
   const copy = [...items];
   for (let i = copy.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
