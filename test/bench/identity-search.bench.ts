@@ -347,6 +347,8 @@ const bench: Bench = {
     ];
     for (const size of sizes(quick)) {
       const result = await measureSize(serverUrl, size, model, planted, synthetic, quick);
+      // Printed as soon as it is known: the largest size takes most of an hour on two cores.
+      console.log(`  ${size}: ${JSON.stringify(result)}`);
       const key = `identity_search.${size}`;
       const label = size.toLocaleString('en');
       figures.push(
