@@ -29,7 +29,8 @@ import { PlatformService } from './platforms/service.js';
 import type { Runtime } from './runtime.js';
 import { registerRegistryRoutes } from './voice-index/routes.js';
 import type { VoiceprintEngine } from './voiceprint/index.js';
-import { registerVoiceRoutes } from './voices/routes.js';
+import { VoiceReviewService } from './voices/reviews.js';
+import { registerVoiceReviewRoutes, registerVoiceRoutes } from './voices/routes.js';
 import { VoiceService } from './voices/service.js';
 import { registerWebhookRoutes } from './webhooks/routes.js';
 import { WebhookService, type WebhookSettings, webhookSettings } from './webhooks/service.js';
@@ -104,6 +105,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   registerPlatformRoutes(app, registry, guards, platforms);
   registerRegistryRoutes(app, registry, guards, { db: deps.db, runtime: deps.runtime, outbox: deps.outbox });
   registerConsentRoutes(app, registry, guards, new ConsentService({ db: deps.db, runtime: deps.runtime }));
+  registerVoiceReviewRoutes(app, registry, guards, new VoiceReviewService({ db: deps.db, runtime: deps.runtime, outbox: deps.outbox }));
   const webhookConfig = deps.webhooks ?? webhookSettings({ allowLoopback: false, gateVariant: 'A' });
   // Multipart parsing only where audio is uploaded; every other route stays JSON-only.
   app.register(async (scope) => {

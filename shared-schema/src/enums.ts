@@ -20,7 +20,15 @@ export type GateVariant = (typeof GATE_VARIANTS)[number];
 export const USER_ROLES = ['owner', 'admin'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
 
-export const VOICE_STATUSES = ['ready'] as const;
+/**
+ * `pending_review`: the enrollment resembles another owner's voice between the review and the strict
+ * identity-conflict points; it is stored but grants nothing until an administrator clears it.
+ */
+export const VOICE_STATUSES = ['ready', 'pending_review'] as const;
+export type VoiceStatus = (typeof VOICE_STATUSES)[number];
+/** What an administrator decides about a voice held for review. */
+export const REVIEW_DECISIONS = ['clear', 'reject'] as const;
+export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
 
 /**
  * The kinds of speaker trial, each with its own calibrated operating point
@@ -41,6 +49,9 @@ export const WEBHOOK_EVENTS = [
   'license.expired',
   'license.revoked',
   'voice.deleted',
+  'voice.review_pending',
+  'voice.review_cleared',
+  'voice.review_rejected',
   'pre_synthesis.blocked',
   'voice.detected',
 ] as const;

@@ -19,6 +19,7 @@ export const PROBLEM_CODES = {
   conflict: { status: 409, title: 'Conflict' },
   email_taken: { status: 409, title: 'Email already registered' },
   identity_conflict: { status: 409, title: 'Voice already enrolled by another owner' },
+  voice_under_review: { status: 409, title: 'Voice held for review' },
   token_already_used: { status: 409, title: 'Authorization token already used' },
   token_expired: { status: 410, title: 'Authorization token expired' },
   token_revoked: { status: 410, title: 'Authorization token revoked' },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { cursor, isoTimestamp, uuid } from './common.js';
-import { CONSENT_STATUSES, VOICE_STATUSES } from './enums.js';
+import { CONSENT_STATUSES, REVIEW_DECISIONS, VOICE_STATUSES } from './enums.js';
 
 /** Biometric consent, enrollment, the voice list and erasure (DESIGN sections 6 and 8). */
 
@@ -93,3 +93,41 @@ export const deletedVoiceSchema = z
     }),
   })
   .meta({ id: 'DeletedVoice' });
+
+/**
+ * Voices held for review (DESIGN sections 7 and 9): an enrollment whose voiceprint resembles another
+ * owner's between the review and the strict identity-conflict points waits for an administrator.
+ */
+export const decideVoiceReviewRequestSchema = z
+  .strictObject({
+    decision: z.enum(REVIEW_DECISIONS).describe('`clear`: the voice becomes `ready`; `reject`: it is erased as DELETE erases it'),
+  })
+  .meta({ id: 'VoiceReviewDecision' });
+
+export const voiceReviewOutcomeSchema = z
+  .object({
+    voice_id: uuid,
+    status: z.enum(['ready', 'rejected']).describe('`rejected`: the held voice no longer exists'),
+  })
+  .meta({ id: 'VoiceReviewOutcome' });
+
+export const voiceReviewSchema = z
+  .object({
+    voice_id: uuid.describe('the held voice'),
+    owner_id: uuid.describe('who enrolled it'),
+    name: z.string(),
+    model: z.string(),
+    speech_seconds: z.number(),
+    held_at: isoTimestamp,
+    matched_voice_id: uuid.nullable().describe("the other owner's voice it resembles; null once that voice was erased"),
+    matched_owner_id: uuid.nullable(),
+    similarity: z.number().describe('cosine similarity of the two voiceprints when the enrollment was held'),
+  })
+  .meta({ id: 'VoiceReview' });
+
+/** Pages like the voice list. */
+export const listVoiceReviewsQuerySchema = listVoicesQuerySchema;
+
+export const voiceReviewListSchema = z
+  .object({ reviews: z.array(voiceReviewSchema), next_cursor: z.string().nullable() })
+  .meta({ id: 'VoiceReviewList' });

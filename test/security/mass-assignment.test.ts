@@ -112,6 +112,11 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
       headers: () => owner.auth,
       body: () => ({ expires_at: in90Days }),
     },
+    decideVoiceReview: {
+      url: () => `${s.origin}/api/v1/admin/voice-reviews/${voiceId}`,
+      headers: () => s.admin.auth,
+      body: () => ({ decision: 'clear' }),
+    },
     registerWebhook: {
       url: () => `${s.origin}/api/v1/webhooks/register`,
       headers: () => owner.auth,

@@ -158,6 +158,29 @@ export async function startPlanes(options: ServiceOptions = {}): Promise<Running
   };
 }
 
+/**
+ * The origin plane alone, launched exactly as `npm start` launches it, for measurements of the
+ * origin that need no gate (its index updates wait in the outbox for an edge that is not there).
+ */
+export async function startOriginPlane(
+  options: ServiceOptions = {},
+): Promise<{ originUrl: string; dataDir: string; stop: () => Promise<void> }> {
+  const [originPort, edgePort] = [await freePort(), await freePort()];
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'vip-origin-'));
+  const launches = await preparePlanes({ originPort, edgePort, dataDir }, { ...process.env, ...options.env });
+  let output = '';
+  const origin = planeProcess(launches.origin, (text) => {
+    output += text;
+  });
+  try {
+    await origin.start();
+  } catch (error) {
+    await origin.stop('SIGKILL');
+    throw new Error(`${(error as Error).message}\n${output}`);
+  }
+  return { originUrl: launches.origin.url, dataDir, stop: () => origin.stop() };
+}
+
 function planeProcess(launch: PlaneLaunch, write: (text: string) => void): Plane {
   let child: ChildProcess | null = null;
   /** Signals the process group; false when none of it is left. */

@@ -13,7 +13,7 @@ import type { Database, Executor } from '../db/client.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
 import type { Runtime } from '../runtime.js';
-import { findVoiceFor, lockVoiceFor } from '../voice-index/access.js';
+import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
 import { type RegistryActor, registryAuditRecord } from '../voice-index/audit.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
 import { lockVoice, type VoiceRow } from '../voice-index/store.js';
@@ -60,6 +60,7 @@ export class LicenseService {
     const tokenHash = await sha256Hex(licenseToken);
     const row = await db.transaction(async (tx) => {
       const voice = await lockVoiceFor(tx, principal, voiceId);
+      refuseWhileHeld(voice, 'a licence');
       // The gate matches platform_name exactly, so a licence for a name no platform has would never be usable.
       if (!(await store.platformExists(tx, request.platform_name))) {
         throw new ProblemError('validation_failed', 'The licence must name a registered platform.', {

@@ -4,7 +4,7 @@ import type { Principal } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import type { Runtime } from '../runtime.js';
-import { lockVoiceFor } from '../voice-index/access.js';
+import { lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
 import { registryAuditRecord } from '../voice-index/audit.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
 import { setConsentStatus } from './store.js';
@@ -29,6 +29,8 @@ export class ConsentService {
     const now = runtime.clock.now();
     const changed = await db.transaction(async (tx) => {
       const voice = await lockVoiceFor(tx, principal, voiceId);
+      // Withdrawing is always possible; granting waits for the review.
+      if (status === 'active') refuseWhileHeld(voice, 'synthesis consent');
       if (voice.consentStatus === status) return false;
       await setConsentStatus(tx, voiceId, status, now);
       await publishVoiceIndex(tx, voiceId, now);

@@ -1,7 +1,8 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createVoiceprintEngine, type VoiceprintEngine } from '../voiceprint/index.js';
+import { type Calibration, defaultSearchTargets, perPairRate } from '../voiceprint/operating-points.js';
 import { speechDir } from '../voiceprint/test-support/fixtures.js';
 import { shippedBundledModel, writeTestModels } from '../voiceprint/test-support/stand-ins.js';
 
@@ -17,6 +18,41 @@ export async function startTestEngine(options: { threads?: number; maxQueue?: nu
   if (shippedBundledModel()) return createVoiceprintEngine(settings);
   const { manifestPath, modelsDir } = writeTestModels(mkdtempSync(path.join(tmpdir(), 'vip-origin-models-')), { campplus: false });
   return createVoiceprintEngine({ ...settings, manifestPath, modelsDir });
+}
+
+/**
+ * An engine on the stand-in model whose identity-conflict points are exactly `review` and `strict`
+ * under the default search targets: its manifest carries a calibration whose same-speaker quantiles
+ * put the review point at `review` and whose fitted impostor tail reaches the strict per-pair rate at
+ * `strict`. Tests that put a voiceprint at a chosen cosine from an enrollment's can then land it
+ * below, inside or above the review band.
+ */
+export async function startReviewBandEngine(points: { review: number; strict: number }): Promise<VoiceprintEngine> {
+  const { manifestPath, modelsDir, manifest } = writeTestModels(mkdtempSync(path.join(tmpdir(), 'vip-review-models-')), {
+    campplus: false,
+  });
+  const strictRate = perPairRate(defaultSearchTargets.conflictStrictFpir, defaultSearchTargets.designRegistrySize);
+  // An exponential tail from 0, exceed·exp(−s/scale), solved for the strict cosine.
+  const exceed = 0.02;
+  const scale = points.strict / Math.log(exceed / strictRate);
+  const condition = (verify: number) => ({
+    llr: { bias: 0, w_cosine: 10, w_quality: 0, w_interaction: 0 },
+    verify,
+    impostor_tail: { from: 0, exceed, scale, shape: 0 },
+    genuine_quantiles: [
+      [0.001, points.review],
+      [0.5, points.review],
+    ] as Array<[number, number]>,
+  });
+  const calibration: Calibration = {
+    dataset: 'test: review band',
+    sample_vs_sample: condition(0.3),
+    sample_vs_enrolled: condition(0.3),
+    enrollment_vs_enrollment: condition(Math.min(0.3, points.review)),
+  };
+  const models = manifest.models.map((model) => (model.source === 'bundled' ? { ...model, calibration } : model));
+  writeFileSync(manifestPath, JSON.stringify({ models }, null, 2));
+  return createVoiceprintEngine({ threads: 1, maxQueue: 16, backend: 'auto', manifestPath, modelsDir });
 }
 
 /**

@@ -20,3 +20,16 @@ function visibleTo(principal: Principal, voice: VoiceRow | null): VoiceRow {
   }
   return voice;
 }
+
+/**
+ * A voice held for review (status `pending_review`) grants nothing until an administrator clears it:
+ * `what` (synthesis consent, a licence) is refused with 409 `voice_under_review`.
+ */
+export function refuseWhileHeld(voice: VoiceRow, what: string): void {
+  if (voice.status === 'pending_review') {
+    throw new ProblemError(
+      'voice_under_review',
+      `This voice is held for review by an administrator; ${what} can be given once it is cleared.`,
+    );
+  }
+}

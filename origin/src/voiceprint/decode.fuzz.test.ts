@@ -1,22 +1,12 @@
 import path from 'node:path';
 import { ProblemError } from '@vip/shared-schema/problem';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { mulberry32 } from '../testing/random.js';
 import { decodeAudio } from './decode.js';
 import { ENCODINGS, ffmpeg, requireFfmpeg, TempDir } from './test-support/encode.js';
 import { fbankFixtureDir } from './test-support/fixtures.js';
 
-/** Deterministic so a failure can be replayed: the case index and seed identify the input. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
+// Deterministic (mulberry32) so a failure can be replayed: the case index and seed identify the input.
 const SEED = 20261122;
 const CASES_PER_KIND = 500;
 /** CPU time, not wall time: a loaded CI box must not fail it, a decoder spinning on one file must. */

@@ -1,9 +1,16 @@
 import { limits } from '@vip/shared-schema';
-import { deleteVoiceRoute, enrollVoiceRoute, listVoicesRoute } from '@vip/shared-schema/routes/origin-voices';
+import {
+  decideVoiceReviewRoute,
+  deleteVoiceRoute,
+  enrollVoiceRoute,
+  listVoiceReviewsRoute,
+  listVoicesRoute,
+} from '@vip/shared-schema/routes/origin-voices';
 import type { FastifyInstance } from 'fastify';
 import { type Guards, principalOf } from '../auth/guard.js';
 import { readMultipartForm } from '../http/multipart-form.js';
 import { addRoute, type ContractRegistry } from '../http/routes.js';
+import type { VoiceReviewService } from './reviews.js';
 import type { VoiceService } from './service.js';
 
 /** Call inside a scope that has @fastify/multipart registered (see server.ts). */
@@ -27,5 +34,23 @@ export function registerVoiceRoutes(app: FastifyInstance, registry: ContractRegi
   addRoute(app, registry, deleteVoiceRoute, {
     guards: [guards.bearer],
     handler: ({ params }, request) => voices.delete(principalOf(request), params.voice_id),
+  });
+}
+
+/** The administrators' review of held enrollments (JSON routes). */
+export function registerVoiceReviewRoutes(
+  app: FastifyInstance,
+  registry: ContractRegistry,
+  guards: Guards,
+  reviews: VoiceReviewService,
+): void {
+  addRoute(app, registry, listVoiceReviewsRoute, {
+    guards: guards.admin,
+    handler: ({ query }) => reviews.list(query),
+  });
+
+  addRoute(app, registry, decideVoiceReviewRoute, {
+    guards: guards.admin,
+    handler: ({ params, body }, request) => reviews.decide(principalOf(request), params.voice_id, body.decision),
   });
 }

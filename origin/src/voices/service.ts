@@ -1,11 +1,4 @@
-import {
-  AUDIO_PROBLEM_CODES,
-  type AuditRecord,
-  enrollFieldsSchema,
-  type listVoicesQuerySchema,
-  ProblemError,
-  validationProblem,
-} from '@vip/shared-schema';
+import { AUDIO_PROBLEM_CODES, enrollFieldsSchema, type listVoicesQuerySchema, ProblemError, validationProblem } from '@vip/shared-schema';
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
@@ -19,6 +12,10 @@ import type { Runtime } from '../runtime.js';
 import { lockVoiceFor } from '../voice-index/access.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
 import type { EmbedFileResult, EnrollmentResult, VoiceprintEngine } from '../voiceprint/index.js';
+import { voiceAuditRecord } from './audit-records.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { eraseVoice } from './erase.js';
+import { holdForReview } from './reviews.js';
 import * as store from './store.js';
 
 export interface VoiceServiceDeps {
@@ -59,26 +56,27 @@ export class VoiceService {
     usableConsent(await consents.findConsent(db, consentId), principal.userId);
 
     const enrollment = await this.embedForEnrollment(engine, principal.userId, name, files);
-    // Refused only above the strict 1:N point, which targets a false-positive identification rate
-    // per search at the design registry size (operating-points.ts).
-    const conflictPoint = engine.points(enrollment.model).enrollment_vs_enrollment.strict;
+    // Both points target a false-positive identification rate per search at the design registry
+    // size (operating-points.ts): refused above `strict`, held for an administrator from `review`.
+    const conflictPoints = engine.points(enrollment.model).enrollment_vs_enrollment;
     const quality = summarizeQuality(enrollment.files);
     const now = runtime.clock.now();
     const outcome = await db.transaction(async (tx): Promise<EnrollOutcome> => {
       await store.serializeEnrollments(tx, enrollment.model);
       usableConsent(await consents.lockConsent(tx, consentId), principal.userId);
       const nearest = await store.nearestVoice(tx, enrollment, principal.userId);
-      if (nearest && nearest.similarity >= conflictPoint) {
+      if (nearest && nearest.similarity >= conflictPoints.strict) {
         await recordEnrollmentFailure(tx, principal.userId, name, 'identity_conflict', now);
         // The protected owner finds the refused attempt in the audit log of their voice.
-        await queueAuditRecords(tx, [this.auditRecord('enrollment.refused', nearest.voiceId, principal, now)], now);
+        await queueAuditRecords(tx, [voiceAuditRecord('enrollment.refused', nearest.voiceId, principal, now, runtime.newId())], now);
         return { kind: 'conflict' };
       }
+      const match = nearest && nearest.similarity >= conflictPoints.review ? nearest : null;
       const voice = await store.insertVoice(tx, {
         id: runtime.newId(),
         ownerId: principal.userId,
         name,
-        status: 'ready',
+        status: match ? 'pending_review' : 'ready',
         model: enrollment.model,
         speechSeconds: enrollment.speechSeconds,
         quality,
@@ -94,10 +92,17 @@ export class VoiceService {
       await consents.attachConsentToVoice(tx, consentId, voice.id);
       await recordEvent(
         tx,
-        { type: 'enrollment.complete', voiceId: voice.id, ownerId: principal.userId, fields: { name, model: enrollment.model } },
+        {
+          type: 'enrollment.complete',
+          voiceId: voice.id,
+          ownerId: principal.userId,
+          fields: { name, model: enrollment.model, status: voice.status },
+        },
         now,
       );
-      // The gate now answers blocked/no_consent for this voice instead of no_registry_record.
+      if (match) await holdForReview(tx, runtime, voice, match, principal, now);
+      // The gate now answers blocked/no_consent for this voice instead of no_registry_record; a held
+      // voice keeps answering so, since it can get neither consent nor licences until cleared.
       await publishVoiceIndex(tx, voice.id, now);
       return { kind: 'enrolled', voice };
     });
@@ -132,7 +137,7 @@ export class VoiceService {
         model: voice.model,
         speech_seconds: voice.speechSeconds,
       })),
-      next_cursor: rows.length > query.limit && last ? encodeCursor(last) : null,
+      next_cursor: rows.length > query.limit && last ? encodeCursor({ at: last.createdAt, id: last.id }) : null,
     };
   }
 
@@ -140,20 +145,7 @@ export class VoiceService {
   async delete(principal: Principal, voiceId: string) {
     const { db, runtime } = this.deps;
     const now = runtime.clock.now();
-    const erased = await db.transaction(async (tx) => {
-      const voice = await lockVoiceFor(tx, principal, voiceId);
-      const receipt = {
-        licenses: await store.countLicensesOfVoice(tx, voiceId),
-        consents: await consents.deleteConsentsOfVoice(tx, voiceId),
-        embeddings: await store.deleteEmbeddingsOfVoice(tx, voiceId),
-        edge_index: true,
-      };
-      await store.deleteVoice(tx, voiceId);
-      await publishVoiceIndex(tx, voiceId, now);
-      await recordEvent(tx, { type: 'voice.deleted', voiceId, ownerId: voice.ownerId, fields: { erased: receipt } }, now);
-      await queueAuditRecords(tx, [this.auditRecord('voice.deleted', voiceId, principal, now)], now);
-      return receipt;
-    });
+    const erased = await db.transaction(async (tx) => eraseVoice(tx, runtime, await lockVoiceFor(tx, principal, voiceId), principal, now));
     this.deps.outbox.nudge();
     return { voice_id: voiceId, deleted: true as const, erased };
   }
@@ -175,26 +167,6 @@ export class VoiceService {
       throw error;
     }
   }
-
-  private auditRecord(kind: 'enrollment.refused' | 'voice.deleted', voiceId: string, principal: Principal, now: Date): AuditRecord {
-    const refused = kind === 'enrollment.refused';
-    return {
-      check_id: this.deps.runtime.newId(),
-      kind,
-      decided_at: now.toISOString(),
-      voice_id: voiceId,
-      platform_name: null,
-      intended_use: null,
-      decision: refused ? 'deny' : null,
-      action: refused ? 'refused' : 'deleted',
-      reason: refused ? 'identity_conflict' : null,
-      license_status: null,
-      consent_status: null,
-      caller_type: 'user',
-      caller_id: principal.userId,
-      token_jti: null,
-    };
-  }
 }
 
 /** No voice exists for a failed attempt: the event names only its owner, and never another owner's voice. */
@@ -210,17 +182,4 @@ function summarizeQuality(files: readonly EmbedFileResult[]) {
   if (clippingRatio > CLIPPING_WARNING_RATIO) warnings.push('clipping');
   if (snrDb < NOISE_WARNING_SNR_DB) warnings.push('noisy');
   return { files: perFile, clipping_ratio: clippingRatio, snr_db: snrDb, warnings };
-}
-
-const encodeCursor = (voice: store.VoiceRow): string => Buffer.from(`${voice.createdAt.toISOString()}|${voice.id}`).toString('base64url');
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  const [time, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(time ?? '');
-  if (Number.isNaN(createdAt.getTime()) || !id || !/^[0-9a-f-]{36}$/.test(id)) {
-    throw new ProblemError('validation_failed', 'The request query is invalid.', {
-      errors: [{ field: 'query.cursor', message: 'not a cursor this API issued' }],
-    });
-  }
-  return { createdAt, id };
 }

@@ -1,7 +1,10 @@
-import { and, count, desc, eq, ne, sql } from 'drizzle-orm';
+import type { VoiceStatus } from '@vip/shared-schema';
+import { and, asc, count, desc, eq, ne, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from '../db/errors.js';
-import { licenses, voiceEmbeddings, voices } from '../db/schema.js';
+import { licenses, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
+import type { TimeCursor } from './cursor.js';
 
 export type VoiceRow = typeof voices.$inferSelect;
 
@@ -16,14 +19,14 @@ export async function insertVoice(db: Executor, voice: typeof voices.$inferInser
 }
 
 /** Newest first; `after` is the last row of the previous page. */
-export function listVoicesOfOwner(db: Executor, ownerId: string, limit: number, after: { createdAt: Date; id: string } | null) {
+export function listVoicesOfOwner(db: Executor, ownerId: string, limit: number, after: TimeCursor | null) {
   return db
     .select()
     .from(voices)
     .where(
       and(
         eq(voices.ownerId, ownerId),
-        after ? sql`(${voices.createdAt}, ${voices.id}) < (${after.createdAt.toISOString()}::timestamptz, ${after.id}::uuid)` : undefined,
+        after ? sql`(${voices.createdAt}, ${voices.id}) < (${after.at.toISOString()}::timestamptz, ${after.id}::uuid)` : undefined,
       ),
     )
     .orderBy(desc(voices.createdAt), desc(voices.id))
@@ -141,4 +144,54 @@ async function withoutVectorsInErrors<T>(query: () => PromiseLike<T>): Promise<T
     const code = (cause as { code?: unknown }).code;
     throw new Error(`A voice embedding query failed (database code ${typeof code === 'string' ? code : 'unknown'}).`);
   }
+}
+
+export async function insertReview(db: Executor, review: typeof voiceReviews.$inferInsert): Promise<void> {
+  await db.insert(voiceReviews).values(review);
+}
+
+export async function deleteReview(db: Executor, voiceId: string): Promise<void> {
+  await db.delete(voiceReviews).where(eq(voiceReviews.voiceId, voiceId));
+}
+
+export async function setVoiceStatus(db: Executor, voiceId: string, status: VoiceStatus, now: Date): Promise<void> {
+  await db.update(voices).set({ status, updatedAt: now }).where(eq(voices.id, voiceId));
+}
+
+/** The other owner's voice a held voice resembles, while it still exists. */
+export async function findMatchedVoice(db: Executor, heldVoiceId: string): Promise<{ voiceId: string; ownerId: string } | null> {
+  const [row] = await db
+    .select({ voiceId: voices.id, ownerId: voices.ownerId })
+    .from(voiceReviews)
+    .innerJoin(voices, eq(voices.id, voiceReviews.matchedVoiceId))
+    .where(eq(voiceReviews.voiceId, heldVoiceId));
+  return row ?? null;
+}
+
+const matchedVoices = alias(voices, 'matched_voices');
+
+/** Held voices, oldest first (the review queue); `after` is the last row of the previous page. */
+export function listReviews(db: Executor, limit: number, after: TimeCursor | null) {
+  return db
+    .select({
+      voiceId: voices.id,
+      ownerId: voices.ownerId,
+      name: voices.name,
+      model: voices.model,
+      speechSeconds: voices.speechSeconds,
+      heldAt: voiceReviews.heldAt,
+      matchedVoiceId: voiceReviews.matchedVoiceId,
+      matchedOwnerId: matchedVoices.ownerId,
+      similarity: voiceReviews.similarity,
+    })
+    .from(voiceReviews)
+    .innerJoin(voices, eq(voices.id, voiceReviews.voiceId))
+    .leftJoin(matchedVoices, eq(matchedVoices.id, voiceReviews.matchedVoiceId))
+    .where(
+      after
+        ? sql`(${voiceReviews.heldAt}, ${voiceReviews.voiceId}) > (${after.at.toISOString()}::timestamptz, ${after.id}::uuid)`
+        : undefined,
+    )
+    .orderBy(asc(voiceReviews.heldAt), asc(voiceReviews.voiceId))
+    .limit(limit);
 }

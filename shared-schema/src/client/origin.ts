@@ -86,6 +86,12 @@ export function createOriginClient(options: OriginClientOptions) {
       setConsent: (voiceId: string, status: BodyOf<typeof registry.setVoiceConsentRoute>['status'], o?: CallOptions) =>
         json(registry.setVoiceConsentRoute, { status }, { voice_id: voiceId }, o),
     },
+    /** Admin only: the voices held for review, and the decision on one. */
+    voiceReviews: {
+      list: (query: QueryOf<typeof voices.listVoiceReviewsRoute> = {}, o?: CallOptions) => call(voices.listVoiceReviewsRoute, { query }, o),
+      decide: (voiceId: string, decision: BodyOf<typeof voices.decideVoiceReviewRoute>['decision'], o?: CallOptions) =>
+        json(voices.decideVoiceReviewRoute, { decision }, { voice_id: voiceId }, o),
+    },
     licenses: {
       create: (voiceId: string, body: BodyOf<typeof registry.createLicenseRoute>, o?: CallOptions) =>
         json(registry.createLicenseRoute, body, { voice_id: voiceId }, o),

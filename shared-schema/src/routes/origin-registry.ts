@@ -31,7 +31,8 @@ export const setVoiceConsentRoute = defineRoute({
   params: registryVoiceParamsSchema,
   body: setConsentRequestSchema,
   success: { status: 200, description: 'Consent state now', schema: voiceConsentSchema },
-  problems: [...ownerProblems, 'malformed_json'],
+  /** `voice_under_review`: consent cannot be granted to a voice held for review (withdrawing always works). */
+  problems: [...ownerProblems, 'malformed_json', 'voice_under_review'],
 });
 
 export const createLicenseRoute = defineRoute({
@@ -44,7 +45,7 @@ export const createLicenseRoute = defineRoute({
   params: registryVoiceParamsSchema,
   body: createLicenseRequestSchema,
   success: { status: 201, description: 'Licence created', schema: createdLicenseSchema },
-  problems: [...ownerProblems, 'malformed_json'],
+  problems: [...ownerProblems, 'malformed_json', 'voice_under_review'],
 });
 
 export const listLicensesRoute = defineRoute({

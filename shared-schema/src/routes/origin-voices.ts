@@ -4,12 +4,16 @@ import { limits } from '../limits.js';
 import { AUDIO_PROBLEM_CODES } from '../problem.js';
 import {
   consentSchema,
+  decideVoiceReviewRequestSchema,
   deletedVoiceSchema,
   enrolledVoiceSchema,
   grantConsentRequestSchema,
+  listVoiceReviewsQuerySchema,
   listVoicesQuerySchema,
   voiceListSchema,
   voiceParamsSchema,
+  voiceReviewListSchema,
+  voiceReviewOutcomeSchema,
 } from '../voices.js';
 
 /** The origin's biometric routes (DESIGN sections 6 and 8): consent, enrollment, the voice list, erasure, comparison. */
@@ -49,7 +53,12 @@ export const enrollVoiceRoute = defineRoute({
     name: { description: 'display name, 1 to 100 characters', required: true },
     consent_id: { description: 'an unused biometric consent of the caller (POST /api/v1/consents)', required: true },
   },
-  success: { status: 201, description: 'Voice enrolled', schema: enrolledVoiceSchema },
+  success: {
+    status: 201,
+    description:
+      "Voice enrolled: `status` `ready`, or `pending_review` when it resembles another owner's voice enough to need an administrator",
+    schema: enrolledVoiceSchema,
+  },
   problems: [...bearerProblems, ...audioProblems, 'consent_required', 'identity_conflict'],
 });
 
@@ -92,4 +101,33 @@ export const compareVoicesRoute = defineRoute({
   },
   success: { status: 200, description: 'Comparison result', schema: comparisonResultSchema },
   problems: [...bearerProblems, 'invalid_credentials', ...audioProblems, 'not_found', 'model_mismatch'],
+});
+
+/** Admin-only: another caller answers 403 before anything about the voice is looked up. */
+const adminProblems = [...bearerProblems, 'forbidden', 'validation_failed'] as const;
+
+export const listVoiceReviewsRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/admin/voice-reviews',
+  operationId: 'listVoiceReviews',
+  summary: 'List the voices held for review, oldest first (admin)',
+  tag: 'voices',
+  auth: ['bearer'],
+  query: listVoiceReviewsQuerySchema,
+  success: { status: 200, description: 'One page of held voices', schema: voiceReviewListSchema },
+  problems: adminProblems,
+});
+
+export const decideVoiceReviewRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/admin/voice-reviews/{voice_id}',
+  operationId: 'decideVoiceReview',
+  summary:
+    'Clear a held voice (it becomes `ready`) or reject it (erased as DELETE erases it); both owners are told (admin). A voice not held answers 409',
+  tag: 'voices',
+  auth: ['bearer'],
+  params: voiceParamsSchema,
+  body: decideVoiceReviewRequestSchema,
+  success: { status: 200, description: 'The voice after the decision', schema: voiceReviewOutcomeSchema },
+  problems: [...adminProblems, 'malformed_json', 'not_found', 'conflict'],
 });

@@ -1,0 +1,30 @@
+import { queueAuditRecords } from '../audit/queue.js';
+import type { Principal } from '../auth/guard.js';
+import * as consents from '../consents/store.js';
+import type { Executor } from '../db/client.js';
+import { recordEvent } from '../events/store.js';
+import type { Runtime } from '../runtime.js';
+import { publishVoiceIndex } from '../voice-index/publish.js';
+import type { VoiceRow } from '../voice-index/store.js';
+import { voiceAuditRecord } from './audit-records.js';
+import * as store from './store.js';
+
+/**
+ * Erases the voice, locked by the caller's transaction: its consents, embedding, licences (by
+ * cascade) and row; publishes the deletion to the edge; records `voice.deleted` and its audit
+ * record. Answers the erasure receipt. DELETE and an administrator's rejection of a held voice
+ * both erase through here. The caller nudges the outbox after commit.
+ */
+export async function eraseVoice(tx: Executor, runtime: Runtime, voice: VoiceRow, principal: Principal, now: Date) {
+  const receipt = {
+    licenses: await store.countLicensesOfVoice(tx, voice.id),
+    consents: await consents.deleteConsentsOfVoice(tx, voice.id),
+    embeddings: await store.deleteEmbeddingsOfVoice(tx, voice.id),
+    edge_index: true,
+  };
+  await store.deleteVoice(tx, voice.id);
+  await publishVoiceIndex(tx, voice.id, now);
+  await recordEvent(tx, { type: 'voice.deleted', voiceId: voice.id, ownerId: voice.ownerId, fields: { erased: receipt } }, now);
+  await queueAuditRecords(tx, [voiceAuditRecord('voice.deleted', voice.id, principal, now, runtime.newId())], now);
+  return receipt;
+}

@@ -1,0 +1,157 @@
+import {
+  type AuditRecord,
+  type Decision,
+  type listVoiceReviewsQuerySchema,
+  ProblemError,
+  type ReviewDecision,
+  type WebhookEvent,
+} from '@vip/shared-schema';
+import type { z } from 'zod';
+import { queueAuditRecords } from '../audit/queue.js';
+import type { Principal } from '../auth/guard.js';
+import type { Database, Executor } from '../db/client.js';
+import type { OutboxSignal } from '../edge-sync/signal.js';
+import { recordEvent } from '../events/store.js';
+import type { Runtime } from '../runtime.js';
+import { lockVoice, type VoiceRow } from '../voice-index/store.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { eraseVoice } from './erase.js';
+import * as store from './store.js';
+
+/**
+ * The identity-conflict review band (DESIGN section 7): an enrollment whose nearest voice of another
+ * owner lies between the review and the strict point is stored as `pending_review`. It answers
+ * blocked/no_consent at the gate and can get neither synthesis consent nor licences (409
+ * `voice_under_review`) until an administrator clears it; a rejection erases it as DELETE does.
+ */
+
+type ReviewStage = 'held' | 'cleared' | 'rejected';
+
+const EVENT_OF: Record<ReviewStage, WebhookEvent> = {
+  held: 'voice.review_pending',
+  cleared: 'voice.review_cleared',
+  rejected: 'voice.review_rejected',
+};
+const DECISION_OF: Record<ReviewStage, Decision> = { held: 'unresolved', cleared: 'allow', rejected: 'deny' };
+
+/** One side of a review: the held voice, or the other owner's voice it resembles. */
+interface Party {
+  voiceId: string;
+  ownerId: string;
+}
+
+/** Stores why the new voice is held and tells both owners; in the enrollment's transaction. */
+export async function holdForReview(
+  tx: Executor,
+  runtime: Runtime,
+  voice: VoiceRow,
+  match: Party & { similarity: number },
+  principal: Principal,
+  now: Date,
+): Promise<void> {
+  await store.insertReview(tx, { voiceId: voice.id, matchedVoiceId: match.voiceId, similarity: match.similarity, heldAt: now });
+  await tellBothOwners(tx, runtime, 'held', { voiceId: voice.id, ownerId: voice.ownerId }, match, principal, now);
+}
+
+export interface VoiceReviewServiceDeps {
+  db: Database;
+  runtime: Runtime;
+  outbox: OutboxSignal;
+}
+
+/** The administrators' side of the band: the queue of held voices, and the decision on one. */
+export class VoiceReviewService {
+  constructor(private readonly deps: VoiceReviewServiceDeps) {}
+
+  async list(query: z.output<typeof listVoiceReviewsQuerySchema>) {
+    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+    // One row more than asked tells whether another page exists.
+    const rows = await store.listReviews(this.deps.db, query.limit + 1, after);
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    return {
+      reviews: page.map((row) => ({
+        voice_id: row.voiceId,
+        owner_id: row.ownerId,
+        name: row.name,
+        model: row.model,
+        speech_seconds: row.speechSeconds,
+        held_at: row.heldAt.toISOString(),
+        matched_voice_id: row.matchedVoiceId,
+        matched_owner_id: row.matchedOwnerId,
+        similarity: row.similarity,
+      })),
+      next_cursor: rows.length > query.limit && last ? encodeCursor({ at: last.heldAt, id: last.voiceId }) : null,
+    };
+  }
+
+  /**
+   * Under the voice's lock, so two administrators deciding at once cannot both act: the second finds
+   * the voice ready (409) or gone (404).
+   */
+  async decide(principal: Principal, voiceId: string, decision: ReviewDecision) {
+    const { db, runtime } = this.deps;
+    const now = runtime.clock.now();
+    await db.transaction(async (tx) => {
+      const voice = await lockVoice(tx, voiceId);
+      if (!voice) throw new ProblemError('not_found', 'No such voice.');
+      if (voice.status !== 'pending_review') throw new ProblemError('conflict', 'This voice is not held for review.');
+      const held = { voiceId: voice.id, ownerId: voice.ownerId };
+      const matched = await store.findMatchedVoice(tx, voiceId);
+      if (decision === 'clear') {
+        await store.setVoiceStatus(tx, voiceId, 'ready', now);
+        await store.deleteReview(tx, voiceId);
+        await tellBothOwners(tx, runtime, 'cleared', held, matched, principal, now);
+      } else {
+        await tellBothOwners(tx, runtime, 'rejected', held, matched, principal, now);
+        await eraseVoice(tx, runtime, voice, principal, now);
+      }
+    });
+    // A cleared voice's edge record is unchanged (its consent is still to be granted); a rejected one was deleted.
+    if (decision === 'reject') this.deps.outbox.nudge();
+    return { voice_id: voiceId, status: decision === 'clear' ? ('ready' as const) : ('rejected' as const) };
+  }
+}
+
+/**
+ * An event for each owner about their own voice (`role` says which side it is on) and an audit
+ * record on each voice. Neither names the other owner's voice or account. When a voice is held, the
+ * record on the matched voice is the service's (`system`), not the enrolling caller's: an owner also
+ * reads the entries they caused, and must not learn the matched voice's id from it.
+ */
+async function tellBothOwners(
+  tx: Executor,
+  runtime: Runtime,
+  stage: ReviewStage,
+  held: Party,
+  matched: Party | null,
+  actor: Principal,
+  now: Date,
+): Promise<void> {
+  const sides = [
+    { party: held, role: 'held_voice', caller: actor.userId },
+    ...(matched ? [{ party: matched, role: 'matched_voice', caller: stage === 'held' ? null : actor.userId }] : []),
+  ];
+  for (const { party, role } of sides) {
+    await recordEvent(tx, { type: EVENT_OF[stage], voiceId: party.voiceId, ownerId: party.ownerId, fields: { role } }, now);
+  }
+  const records = sides.map(
+    ({ party, caller }): AuditRecord => ({
+      check_id: runtime.newId(),
+      kind: 'voice.review',
+      decided_at: now.toISOString(),
+      voice_id: party.voiceId,
+      platform_name: null,
+      intended_use: null,
+      decision: DECISION_OF[stage],
+      action: stage,
+      reason: 'identity_review',
+      license_status: null,
+      consent_status: null,
+      caller_type: caller === null ? 'system' : 'user',
+      caller_id: caller,
+      token_jti: null,
+    }),
+  );
+  await queueAuditRecords(tx, records, now);
+}
