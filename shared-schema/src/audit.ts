@@ -15,6 +15,9 @@ export const AUDIT_KINDS = [
   'consent.changed',
   'license.changed',
   'voice.deleted',
+  'screening',
+  'license.requested',
+  'license.request_closed',
 ] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
@@ -30,7 +33,7 @@ export const auditRecordSchema = z.object({
   platform_name: z.string().nullable(),
   intended_use: z.enum(INTENDED_USES).nullable(),
   decision: z.enum(DECISIONS).nullable(),
-  action: z.enum([...GATE_ACTIONS, 'redeemed', 'refused', 'changed', 'deleted']).nullable(),
+  action: z.enum([...GATE_ACTIONS, 'redeemed', 'refused', 'changed', 'deleted', 'screened', 'requested', 'closed']).nullable(),
   reason: z.string().nullable(),
   license_status: z.enum(LICENSE_STATUSES).nullable(),
   consent_status: z.enum(CONSENT_STATUSES).nullable(),
