@@ -25,6 +25,9 @@ import { RateLimiter } from './http/rate-limit.js';
 import { echoRequestId, requestIdGenerator } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
 import type { ContractRegistry } from './http/routes.js';
+import { registerLicenseRequestRoutes } from './license-requests/routes.js';
+import { LicenseRequestService } from './license-requests/service.js';
+import { LicenseService } from './licenses/service.js';
 import { registerPlatformRoutes } from './platforms/routes.js';
 import { PlatformService } from './platforms/service.js';
 import type { Runtime } from './runtime.js';
@@ -147,6 +150,16 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     runtime: deps.runtime,
     settings: webhookConfig,
   });
+  const licenseRequests = new LicenseRequestService({
+    db: deps.db,
+    runtime: deps.runtime,
+    outbox: deps.outbox,
+    licenses: new LicenseService({ db: deps.db, runtime: deps.runtime, outbox: deps.outbox }),
+    limiter,
+    licenseRequestsPerMinute: protection.licenseRequestsPerMinute,
+    secretEncryption: webhookConfig.sender.secretEncryption,
+  });
+  registerLicenseRequestRoutes(app, registry, guards, deps.db, licenseRequests);
   registerAuditRoutes(app, registry, deps.db, guards, audit);
   registerWebhookRoutes(app, registry, guards, deps.db, webhooks);
   registerDocsRoutes(app, registry);

@@ -14,7 +14,9 @@ import * as consents from '../consents/store.js';
 import type { Database, Executor } from '../db/client.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { MultipartForm } from '../http/multipart-form.js';
+import { closePendingRequests } from '../license-requests/service.js';
 import type { Runtime } from '../runtime.js';
 import { lockVoiceFor } from '../voice-index/access.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
@@ -149,6 +151,7 @@ export class VoiceService {
         edge_index: true,
       };
       await store.deleteVoice(tx, voiceId);
+      await closePendingRequests(tx, voice, 'voice_deleted', { type: 'user', userId: principal.userId }, runtime, now);
       await publishVoiceIndex(tx, voiceId, now);
       await recordEvent(tx, { type: 'voice.deleted', voiceId, ownerId: voice.ownerId, fields: { erased: receipt } }, now);
       await queueAuditRecords(tx, [this.auditRecord('voice.deleted', voiceId, principal, now)], now);
@@ -210,17 +213,4 @@ function summarizeQuality(files: readonly EmbedFileResult[]) {
   if (clippingRatio > CLIPPING_WARNING_RATIO) warnings.push('clipping');
   if (snrDb < NOISE_WARNING_SNR_DB) warnings.push('noisy');
   return { files: perFile, clipping_ratio: clippingRatio, snr_db: snrDb, warnings };
-}
-
-const encodeCursor = (voice: store.VoiceRow): string => Buffer.from(`${voice.createdAt.toISOString()}|${voice.id}`).toString('base64url');
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  const [time, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(time ?? '');
-  if (Number.isNaN(createdAt.getTime()) || !id || !/^[0-9a-f-]{36}$/.test(id)) {
-    throw new ProblemError('validation_failed', 'The request query is invalid.', {
-      errors: [{ field: 'query.cursor', message: 'not a cursor this API issued' }],
-    });
-  }
-  return { createdAt, id };
 }
