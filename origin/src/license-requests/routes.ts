@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { type Guards, principalOf } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
 import { addRoute, type ContractRegistry } from '../http/routes.js';
-import { callerOf, platformOrUserGuard } from '../platforms/caller-guard.js';
+import { callerOf, platformKeyGuard, platformOrUserGuard } from '../platforms/caller-guard.js';
 import type { LicenseRequestService } from './service.js';
 
 export function registerLicenseRequestRoutes(
@@ -22,7 +22,7 @@ export function registerLicenseRequestRoutes(
   const platformOrUser = platformOrUserGuard(db, guards);
 
   addRoute(app, registry, requestLicenseRoute, {
-    guards: [platformOrUser],
+    guards: [platformKeyGuard(db, guards)],
     handler: ({ params, body }, request) => requests.request(callerOf(request), params.voice_id, body),
   });
 

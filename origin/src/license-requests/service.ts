@@ -10,7 +10,7 @@ import { acceptableExpiry, type LicenseService } from '../licenses/service.js';
 import type { Caller } from '../platforms/caller-guard.js';
 import type { Runtime } from '../runtime.js';
 import { findVoiceFor, lockVoiceFor } from '../voice-index/access.js';
-import { type RegistryActor, registryAuditRecord } from '../voice-index/audit.js';
+import type { RegistryActor } from '../voice-index/audit.js';
 import { lockVoice, type VoiceRow } from '../voice-index/store.js';
 import { sealLicenseToken } from '../webhooks/sealed-fields.js';
 import type { SecretEncryption } from '../webhooks/secret-encryption.js';
@@ -47,7 +47,7 @@ export class LicenseRequestService {
 
   async request(caller: Caller, voiceId: string, body: NewRequest) {
     const { db, runtime, limiter } = this.deps;
-    if (caller.kind !== 'platform') throw new ProblemError('forbidden', 'Licence requests are made with a platform API key.');
+    if (caller.kind !== 'platform') throw new ProblemError('forbidden', 'This route is for platform API keys.');
     await limiter.take({ name: 'license-request', callsPerMinute: this.deps.licenseRequestsPerMinute }, `key:${caller.keyId}`);
     if (body.platform_name !== caller.platformName)
       throw new ProblemError('platform_mismatch', 'platform_name does not match the API key.');
@@ -56,7 +56,7 @@ export class LicenseRequestService {
     const row = await db.transaction(async (tx) => {
       // Locked, so two requests of one platform cannot both find none pending.
       const voice = await lockVoice(tx, voiceId);
-      if (!voice || voice.status !== 'ready') throw new ProblemError('not_found', 'No such voice.');
+      if (voice?.status !== 'ready') throw new ProblemError('not_found', 'No such voice.');
       if (voice.consentStatus === 'withdrawn') {
         throw new ProblemError('conflict', "The voice's owner has withdrawn consent to synthesis; no licence can be requested.");
       }

@@ -47,3 +47,12 @@ export function callerOf(request: FastifyRequest): Caller {
   if (!request.principal) throw new ProblemError('authentication_required');
   return { kind: 'user', ...request.principal };
 }
+
+/** For the routes only a platform calls (a licence request): any other credential is 403, before the body is read. */
+export function platformKeyGuard(db: Database, guards: Guards): preHandlerAsyncHookHandler {
+  const resolveCaller = platformOrUserGuard(db, guards);
+  return async function requirePlatformKey(this: unknown, request, reply) {
+    await resolveCaller.call(this as never, request, reply);
+    if (request.platformName === undefined) throw new ProblemError('forbidden', 'This route is for platform API keys.');
+  };
+}
