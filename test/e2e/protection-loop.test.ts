@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { speakerRecordings } from '../../origin/src/testing/voiceprint.js';
-import { eventually, json, post, type RunningService, startService } from '../support/service.js';
+import { startWebhookReceiver } from '../support/receiver.js';
+import { eventually, issuePlatformKey, json, post, type RunningService, registeredOwner, startService } from '../support/service.js';
 
 const admin = { email: 'admin@loop-e2e.example', password: 'loop-e2e-admin-password' };
 const owner = { email: 'owner@loop-e2e.example', password: 'loop-e2e-owner-password' };
@@ -13,24 +12,9 @@ const redeemPath = '/api/v1/protect/authorizations/redeem';
 const ENROLLED_SPEAKER = 'so762:SPEAKER9612';
 const STRANGER = 'dsp20:16307130260';
 
-/** A webhook receiver that keeps every request's raw body, as a real receiver must for verification. */
-async function startReceiver(): Promise<{ url: string; received: { headers: IncomingHttpHeaders; body: string }[]; server: Server }> {
-  const received: { headers: IncomingHttpHeaders; body: string }[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received, server };
-}
-
 describe('the protection loop across both planes: screen, check, request, approve, synthesize', () => {
   let service: RunningService;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
   let ownerToken: string;
   let apiKey: string;
   let voiceId: string;
@@ -56,16 +40,10 @@ describe('the protection loop across both planes: screen, check, request, approv
   };
 
   beforeAll(async () => {
-    receiver = await startReceiver();
+    receiver = await startWebhookReceiver();
     service = await startService({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password, WEBHOOK_ALLOW_LOOPBACK: 'true' } });
-    const adminToken = (await json(await post(`${service.originUrl}/api/v1/auth/login`, admin))).access_token as string;
-    const asAdmin = { authorization: `Bearer ${adminToken}` };
-    const platform = await json(await post(`${service.originUrl}/api/v1/platforms`, { name: platformName }, asAdmin));
-    apiKey = (await json(await post(`${service.originUrl}/api/v1/platforms/${platform.platform_id}/api-keys`, {}, asAdmin)))
-      .api_key as string;
-
-    expect((await post(`${service.originUrl}/api/v1/auth/register`, owner)).status).toBe(201);
-    ownerToken = (await json(await post(`${service.originUrl}/api/v1/auth/login`, owner))).access_token as string;
+    apiKey = await issuePlatformKey(service.originUrl, admin, platformName);
+    ownerToken = await registeredOwner(service.originUrl, owner);
     const consent = await post(
       `${service.originUrl}/api/v1/consents`,
       { type: 'biometric', statement_version: '2026-01', accepted: true },

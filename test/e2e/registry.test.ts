@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, json, post, type RunningService, startService } from '../support/service.js';
+import { eventually, issuePlatformKey, json, post, type RunningService, registeredOwner, startService } from '../support/service.js';
 
 const admin = { email: 'admin@registry-e2e.example', password: 'registry-e2e-admin-password' };
 const owner = { email: 'owner@registry-e2e.example', password: 'registry-e2e-owner-password' };
@@ -58,14 +58,8 @@ describe('the registry across both planes: consent and licences decide the gate'
 
   beforeAll(async () => {
     service = await startService({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password } });
-    const adminToken = (await json(await post(`${service.originUrl}/api/v1/auth/login`, admin))).access_token as string;
-    const asAdmin = { authorization: `Bearer ${adminToken}` };
-    const platform = await json(await post(`${service.originUrl}/api/v1/platforms`, { name: platformName }, asAdmin));
-    apiKey = (await json(await post(`${service.originUrl}/api/v1/platforms/${platform.platform_id}/api-keys`, {}, asAdmin)))
-      .api_key as string;
-
-    expect((await post(`${service.originUrl}/api/v1/auth/register`, owner)).status).toBe(201);
-    ownerToken = (await json(await post(`${service.originUrl}/api/v1/auth/login`, owner))).access_token as string;
+    apiKey = await issuePlatformKey(service.originUrl, admin, platformName);
+    ownerToken = await registeredOwner(service.originUrl, owner);
     const consent = await post(
       `${service.originUrl}/api/v1/consents`,
       { type: 'biometric', statement_version: '2026-01', accepted: true },

@@ -79,6 +79,25 @@ export function post(url: string, body: unknown, headers: Record<string, string>
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 }
 
+/** The bootstrap admin registers a platform and issues it a key; answers the key. */
+export async function issuePlatformKey(
+  originUrl: string,
+  admin: { email: string; password: string },
+  platformName: string,
+): Promise<string> {
+  const adminToken = (await json(await post(`${originUrl}/api/v1/auth/login`, admin))).access_token as string;
+  const asAdmin = { authorization: `Bearer ${adminToken}` };
+  const platform = await json(await post(`${originUrl}/api/v1/platforms`, { name: platformName }, asAdmin));
+  return (await json(await post(`${originUrl}/api/v1/platforms/${platform.platform_id}/api-keys`, {}, asAdmin))).api_key as string;
+}
+
+/** Registers an owner account and logs it in; answers its access token. */
+export async function registeredOwner(originUrl: string, owner: { email: string; password: string }): Promise<string> {
+  const registered = await post(`${originUrl}/api/v1/auth/register`, owner);
+  if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
+  return (await json(await post(`${originUrl}/api/v1/auth/login`, owner))).access_token as string;
+}
+
 /** Polls `probe` until it returns true or the deadline passes; resolves with the elapsed milliseconds. */
 export async function eventually(probe: () => Promise<boolean>, timeoutMs: number): Promise<number> {
   const start = performance.now();

@@ -1,4 +1,6 @@
 import { ProblemError } from '@vip/shared-schema';
+import { type SQL, sql } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 
 /** A list position: the last row of the previous page, newest-first lists ordered by (created_at, id). */
 export interface ListPosition {
@@ -17,4 +19,9 @@ export function decodeCursor(cursor: string): ListPosition {
     });
   }
   return { createdAt, id };
+}
+
+/** The rows after `after` in a newest-first list ordered by (created_at, id); no condition on the first page. */
+export function olderThan(createdAt: PgColumn, id: PgColumn, after: ListPosition | null): SQL | undefined {
+  return after ? sql`(${createdAt}, ${id}) < (${after.createdAt.toISOString()}::timestamptz, ${after.id}::uuid)` : undefined;
 }

@@ -85,15 +85,8 @@ export class LicenseRequestService {
       await queueAuditRecords(tx, [requestAuditRecord(runtime.newId(), voice, created, `requested:${created.id}`, by, now)], now);
       return created;
     });
-    return {
-      request_id: row.id,
-      voice_id: row.voiceId,
-      platform_name: row.platformName,
-      scopes: row.scopes,
-      expires_at: row.expiresAt.toISOString(),
-      status: 'pending' as const,
-      created_at: row.createdAt.toISOString(),
-    };
+    const { request_id, voice_id, platform_name, scopes, expires_at, created_at } = toLicenseRequest(row);
+    return { request_id, voice_id, platform_name, scopes, expires_at, status: 'pending' as const, created_at };
   }
 
   async list(

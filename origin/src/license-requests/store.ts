@@ -1,8 +1,8 @@
 import type { LicenseRequestStatus } from '@vip/shared-schema';
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { licenseRequests } from '../db/schema.js';
-import type { ListPosition } from '../http/cursor.js';
+import { type ListPosition, olderThan } from '../http/cursor.js';
 
 export type LicenseRequestRow = typeof licenseRequests.$inferSelect;
 
@@ -51,9 +51,7 @@ export function listRequestsOfVoice(
       and(
         eq(licenseRequests.voiceId, voiceId),
         status ? eq(licenseRequests.status, status) : undefined,
-        after
-          ? sql`(${licenseRequests.createdAt}, ${licenseRequests.id}) < (${after.createdAt.toISOString()}::timestamptz, ${after.id}::uuid)`
-          : undefined,
+        olderThan(licenseRequests.createdAt, licenseRequests.id, after),
       ),
     )
     .orderBy(desc(licenseRequests.createdAt), desc(licenseRequests.id))

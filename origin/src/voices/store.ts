@@ -2,6 +2,7 @@ import { and, count, desc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from '../db/errors.js';
 import { licenses, voiceEmbeddings, voices } from '../db/schema.js';
+import { olderThan } from '../http/cursor.js';
 
 export type VoiceRow = typeof voices.$inferSelect;
 
@@ -20,12 +21,7 @@ export function listVoicesOfOwner(db: Executor, ownerId: string, limit: number, 
   return db
     .select()
     .from(voices)
-    .where(
-      and(
-        eq(voices.ownerId, ownerId),
-        after ? sql`(${voices.createdAt}, ${voices.id}) < (${after.createdAt.toISOString()}::timestamptz, ${after.id}::uuid)` : undefined,
-      ),
-    )
+    .where(and(eq(voices.ownerId, ownerId), olderThan(voices.createdAt, voices.id, after)))
     .orderBy(desc(voices.createdAt), desc(voices.id))
     .limit(limit);
 }

@@ -24,6 +24,18 @@ export interface WebhookServiceDeps {
 /** Events addressed to a platform only: an account's endpoint would never receive them. */
 const PLATFORM_ONLY_EVENTS: readonly WebhookEvent[] = ['license.granted', 'license.request_declined'];
 
+/** Why some of the events cannot be subscribed to by this subscriber, or null when all can. */
+function refusedEvents(subscriber: store.WebhookSubscriber, events: readonly WebhookEvent[]): string | null {
+  if (subscriber.kind === 'platform') {
+    const allowed: readonly WebhookEvent[] = PLATFORM_WEBHOOK_EVENTS;
+    return events.every((event) => allowed.includes(event))
+      ? null
+      : `a platform may subscribe only to ${PLATFORM_WEBHOOK_EVENTS.join(', ')}`;
+  }
+  const platformOnly = events.filter((event) => PLATFORM_ONLY_EVENTS.includes(event));
+  return platformOnly.length === 0 ? null : `${platformOnly.join(', ')} go only to platforms`;
+}
+
 /** An account manages its endpoints (an admin everyone's); a platform key its platform's. */
 function subscriberOf(caller: Caller): store.WebhookSubscriber {
   return caller.kind === 'platform'
@@ -37,18 +49,8 @@ export class WebhookService {
   async register(caller: Caller, request: { url: string; secret?: string; events: WebhookEvent[] }) {
     const { db, runtime, settings } = this.deps;
     const subscriber = subscriberOf(caller);
-    const allowed: readonly WebhookEvent[] = subscriber.kind === 'platform' ? PLATFORM_WEBHOOK_EVENTS : [];
-    const refused = request.events.filter((event) =>
-      subscriber.kind === 'platform' ? !allowed.includes(event) : PLATFORM_ONLY_EVENTS.includes(event),
-    );
-    if (refused.length > 0) {
-      throw fieldProblem(
-        'body.events',
-        subscriber.kind === 'platform'
-          ? `a platform may subscribe only to ${PLATFORM_WEBHOOK_EVENTS.join(', ')}`
-          : `${refused.join(', ')} go only to platforms`,
-      );
-    }
+    const refusal = refusedEvents(subscriber, request.events);
+    if (refusal) throw fieldProblem('body.events', refusal);
     const verdict = await checkWebhookUrl(request.url, settings.sender.resolve, settings.sender.allowLoopback);
     if (!verdict.ok) throw fieldProblem('body.url', verdict.reason);
     const id = runtime.newId();
