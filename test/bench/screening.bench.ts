@@ -41,22 +41,30 @@ function timedEngine(engine: VoiceprintEngine, embedMs: number[]): VoiceprintEng
   };
 }
 
-/** A unit vector near a random mixture of two seed voiceprints: registry voices that look like real ones, none the probe's speaker. */
-function syntheticVoiceprint(seeds: Float32Array[]): string {
-  const a = seeds[Math.floor(Math.random() * seeds.length)]!;
-  const b = seeds[Math.floor(Math.random() * seeds.length)]!;
-  const weight = Math.random();
-  const mixed = Array.from(a, (value, index) => weight * value + (1 - weight) * b[index]! + (Math.random() - 0.5) * 0.6 * Math.abs(value));
-  const norm = Math.hypot(...mixed);
-  return `[${mixed.map((value) => value / norm).join(',')}]`;
+/**
+ * Unit vectors drawn from the spread of real voiceprints: per dimension, the mean and standard
+ * deviation of the seed recordings' embeddings, with Gaussian draws. A registry of these has the
+ * shape of real embeddings without piling thousands of near-duplicates onto a few speakers (which
+ * no registry has, and which an HNSW graph handles worst).
+ */
+function voiceprintSampler(seeds: Float32Array[]): () => string {
+  const dim = seeds[0]!.length;
+  const mean = Array.from({ length: dim }, (_, index) => seeds.reduce((sum, seed) => sum + seed[index]!, 0) / seeds.length);
+  const spread = mean.map((centre, index) => Math.sqrt(seeds.reduce((sum, seed) => sum + (seed[index]! - centre) ** 2, 0) / seeds.length));
+  const gaussian = () => Math.sqrt(-2 * Math.log(1 - Math.random())) * Math.cos(2 * Math.PI * Math.random());
+  return () => {
+    const drawn = mean.map((centre, index) => centre + spread[index]! * gaussian());
+    const norm = Math.hypot(...drawn);
+    return `[${drawn.map((value) => value / norm).join(',')}]`;
+  };
 }
 
 const bench: Bench = {
   title: 'Screening at 10,000 enrolled voices (origin, PGlite): time apart from the embedding',
   method: [
     `Enrolls ${REGISTRY_SIZE.toLocaleString('en')} voices under the bundled model in embedded PGlite (pgvector HNSW index of migration 0005):`,
-    'one real enrollment of a so762 speaker, the rest synthetic voiceprints (unit vectors near mixtures of real voiceprints of',
-    `${SEED_SPEAKERS.length} other speakers, with noise), so the index holds the geometry of real embeddings. Then sends`,
+    'one real enrollment of a so762 speaker, the rest synthetic voiceprints (Gaussian draws with the per-dimension mean and spread',
+    `of the embeddings of 3 recordings each of ${SEED_SPEAKERS.length} other speakers, normalised), so the index holds vectors shaped like real ones. Then sends`,
     '`POST /api/v1/protect/screen` in process (Fastify inject, real multipart, real Opus recordings of about 3 s) with a platform key,',
     'alternating another recording of the enrolled speaker (one match: licence lookup, `voice.detected`) and a speaker nobody',
     'enrolled (no match), one at a time. Each call is timed whole, and its embedding (decode, VAD, fbank, ONNX) is timed inside',
@@ -76,9 +84,11 @@ const bench: Bench = {
       const db = origin.database.db;
       const owner = await loggedIn(origin);
       const platform = await platformKey(origin, 'Bench');
-      const seeds = await Promise.all(
-        SEED_SPEAKERS.map(async (speaker) => (await engine.embedMany(speakerRecordings(speaker, 0, 3))).embedding),
-      );
+      const seedFiles = SEED_SPEAKERS.flatMap((speaker) => speakerRecordings(speaker, 0, 3));
+      const seeds: Float32Array[] = [];
+      // One at a time: the engine's queue holds 16 files.
+      for (const file of seedFiles) seeds.push((await engine.embedFile(file)).embedding);
+      const syntheticVoiceprint = voiceprintSampler(seeds);
       const enrolledId = await insertEnrolledVoice(db, engine, owner.userId, speakerRecordings(ENROLLED_SPEAKER, 0, 8));
       const size = quick ? QUICK_REGISTRY_SIZE : REGISTRY_SIZE;
       const started = performance.now();
@@ -98,7 +108,7 @@ const bench: Bench = {
         );
         await db
           .insert(voiceEmbeddings)
-          .values(batch.map((id) => ({ voiceId: id, ownerId: owner.userId, model, embedding: syntheticVoiceprint(seeds) })));
+          .values(batch.map((id) => ({ voiceId: id, ownerId: owner.userId, model, embedding: syntheticVoiceprint() })));
       }
       const loadSeconds = (performance.now() - started) / 1000;
 
@@ -124,6 +134,7 @@ const bench: Bench = {
       const totals: number[] = [];
       const apart: number[] = [];
       let found = 0;
+      let named = 0;
       let strangerMatches = 0;
       for (let call = 0; call < calls; call++) {
         const isProbe = call % 2 === 0;
@@ -131,6 +142,7 @@ const bench: Bench = {
         totals.push(result.total);
         apart.push(result.apart);
         if (isProbe && result.matches[0]?.voice_id === enrolledId) found++;
+        if (isProbe && result.matches.some((match) => match.voice_id === enrolledId)) named++;
         if (!isProbe) strangerMatches += result.matches.length;
       }
       const embeds = embedMs.slice(-calls);
@@ -156,6 +168,18 @@ const bench: Bench = {
           unit: 'ms',
         },
         {
+          key: 'screening.search.p50_ms',
+          label: `1:N search alone (k = ${SCREENING_MAX_MATCHES}): p50`,
+          value: round(median(searchMs), 2),
+          unit: 'ms',
+        },
+        {
+          key: 'screening.search.p99_ms',
+          label: `1:N search alone (k = ${SCREENING_MAX_MATCHES}): p99`,
+          value: round(percentile(searchMs, 0.99), 2),
+          unit: 'ms',
+        },
+        {
           key: 'screening.embedding.p50_ms',
           label: 'embedding of the sample (about 3 s of Opus): p50',
           value: round(median(embeds), 1),
@@ -165,7 +189,7 @@ const bench: Bench = {
         { key: 'screening.total.p99_ms', label: 'screening call, whole: p99', value: round(percentile(totals, 0.99), 1), unit: 'ms' },
       ];
       const notes = [
-        `${calls} calls (${calls / 2} of the enrolled speaker, ${calls / 2} of a stranger); the enrolled voice was the best match in ${found} of ${calls / 2}; the stranger matched ${strangerMatches} voice(s) in all.`,
+        `${calls} calls (${calls / 2} of the enrolled speaker, ${calls / 2} of a stranger); the enrolled voice was named in ${named} of ${calls / 2}, as the best match in ${found}; the stranger matched ${strangerMatches} voice(s) in all.`,
         `Loading ${size.toLocaleString('en')} voiceprints into PGlite with the HNSW index took ${round(loadSeconds, 1)} s.`,
       ];
       return { figures, notes };
