@@ -3,7 +3,16 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { speakerRecordings } from '../../origin/src/testing/voiceprint.js';
 import { startWebhookReceiver } from '../support/receiver.js';
-import { eventually, issuePlatformKey, json, post, type RunningService, registeredOwner, startService } from '../support/service.js';
+import {
+  enrolledVoice,
+  eventually,
+  issuePlatformKey,
+  json,
+  post,
+  type RunningService,
+  registeredOwner,
+  startService,
+} from '../support/service.js';
 
 const admin = { email: 'admin@loop-e2e.example', password: 'loop-e2e-admin-password' };
 const owner = { email: 'owner@loop-e2e.example', password: 'loop-e2e-owner-password' };
@@ -44,20 +53,7 @@ describe('the protection loop across both planes: screen, check, request, approv
     service = await startService({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password, WEBHOOK_ALLOW_LOOPBACK: 'true' } });
     apiKey = await issuePlatformKey(service.originUrl, admin, platformName);
     ownerToken = await registeredOwner(service.originUrl, owner);
-    const consent = await post(
-      `${service.originUrl}/api/v1/consents`,
-      { type: 'biometric', statement_version: '2026-01', accepted: true },
-      asOwner(),
-    );
-    const form = new FormData();
-    form.set('name', 'Loop E2E Voice');
-    form.set('consent_id', (await json(consent)).consent_id as string);
-    for (const [index, clip] of speakerRecordings(ENROLLED_SPEAKER, 0, 8).entries()) {
-      form.append('audio', new Blob([clip], { type: 'audio/ogg' }), `clip-${index}.opus`);
-    }
-    const enrolled = await fetch(`${service.originUrl}/api/v1/voices/enroll`, { method: 'POST', headers: asOwner(), body: form });
-    expect(enrolled.status, await enrolled.clone().text()).toBe(201);
-    voiceId = (await json(enrolled)).voice_id as string;
+    voiceId = await enrolledVoice(service.originUrl, ownerToken, 'Loop E2E Voice', speakerRecordings(ENROLLED_SPEAKER, 0, 8));
     const consented = await fetch(`${service.originUrl}/api/v1/voices/${voiceId}/consent`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json', ...asOwner() },
