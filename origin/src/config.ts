@@ -51,6 +51,12 @@ const envSchema = z
     CONFLICT_STRICT_FPIR: optional(z.coerce.number().gt(0).lt(1)),
     /** Share of re-enrollments of an already enrolled speaker (by another owner) that pass without being held for review. */
     CONFLICT_REVIEW_FNIR: optional(z.coerce.number().gt(0).lt(1)),
+    /** Screenings (POST /api/v1/protect/screen) each API key (or admin) may make per minute. */
+    SCREENING_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(60),
+    /** Licence requests each API key may make per minute. */
+    LICENSE_REQUESTS_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(10),
+    /** The public licensing page screening answers point at (`license_url`); default this origin's own /licensing. */
+    LICENSING_URL: optional(z.url({ protocol: /^https?$/ })),
     /** Ed25519 private JWK (with kid) that signs audit checkpoints; unset = a per-process key (warned). */
     CHECKPOINT_PRIVATE_JWK: optional(z.string()),
     /**
@@ -99,6 +105,8 @@ export interface OriginConfig {
   gateVariant: GateVariant;
   webhooks: { allowLoopback: boolean; retryScheduleSeconds: number[]; timeoutMs: number };
   licenseExpiryIntervalMs: number;
+  /** Per-credential limits of the protection loop's routes, calls per minute. */
+  protection: { screeningPerMinute: number; licenseRequestsPerMinute: number; licensingUrl: string };
   voiceprint: {
     modelsDir: string;
     backend: 'auto' | 'web' | 'node';
@@ -159,6 +167,12 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
       timeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,
     },
     licenseExpiryIntervalMs: e.LICENSE_EXPIRY_INTERVAL_SECONDS * 1000,
+    protection: {
+      screeningPerMinute: e.SCREENING_PER_MINUTE,
+      licenseRequestsPerMinute: e.LICENSE_REQUESTS_PER_MINUTE,
+      licensingUrl:
+        e.LICENSING_URL ?? `http://${e.ORIGIN_HOST.includes(':') ? `[${e.ORIGIN_HOST}]` : e.ORIGIN_HOST}:${e.ORIGIN_PORT}/licensing`,
+    },
     voiceprint: {
       modelsDir: e.MODELS_DIR ?? `${e.DATA_DIR.replace(/\/+$/, '')}/models`,
       backend: e.VOICEPRINT_BACKEND,

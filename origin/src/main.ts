@@ -56,6 +56,7 @@ const {
   voiceprint,
   checkpoints,
   webhooks,
+  protection: config.protection,
 });
 app.log.info({ model: voiceprint.model.name, backend: voiceprint.backend }, 'voiceprint engine ready');
 if (!config.jwtPrivateJwk) app.log.warn('JWT_PRIVATE_JWK is not set: signing with a key that lives only until this process ends');

@@ -21,12 +21,18 @@ import { registerHealthRoutes } from './health/routes.js';
 import { LOG_REDACTIONS, logEachRequest } from './http/access-log.js';
 import { registerDocsRoutes } from './http/docs.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { RateLimiter } from './http/rate-limit.js';
 import { echoRequestId, requestIdGenerator } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
 import type { ContractRegistry } from './http/routes.js';
+import { registerLicenseRequestRoutes } from './license-requests/routes.js';
+import { LicenseRequestService } from './license-requests/service.js';
+import { LicenseService } from './licenses/service.js';
 import { registerPlatformRoutes } from './platforms/routes.js';
 import { PlatformService } from './platforms/service.js';
 import type { Runtime } from './runtime.js';
+import { registerScreeningRoutes } from './screening/routes.js';
+import { ScreeningService } from './screening/service.js';
 import { registerRegistryRoutes } from './voice-index/routes.js';
 import type { VoiceprintEngine } from './voiceprint/index.js';
 import { VoiceReviewService } from './voices/reviews.js';
@@ -51,7 +57,21 @@ export interface ServerDeps {
   checkpoints?: CheckpointSigner;
   /** Default: Variant A, no loopback receivers, system DNS. */
   webhooks?: WebhookSettings;
+  /** Limits and the licensing page of the protection loop; default: the configuration's defaults, http://localhost/licensing. */
+  protection?: ProtectionSettings;
 }
+
+export interface ProtectionSettings {
+  screeningPerMinute: number;
+  licenseRequestsPerMinute: number;
+  licensingUrl: string;
+}
+
+const DEFAULT_PROTECTION: ProtectionSettings = {
+  screeningPerMinute: 60,
+  licenseRequestsPerMinute: 10,
+  licensingUrl: 'http://localhost/licensing',
+};
 
 export interface OriginServer {
   app: FastifyInstance;
@@ -107,6 +127,8 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   registerConsentRoutes(app, registry, guards, new ConsentService({ db: deps.db, runtime: deps.runtime }));
   registerVoiceReviewRoutes(app, registry, guards, new VoiceReviewService({ db: deps.db, runtime: deps.runtime, outbox: deps.outbox }));
   const webhookConfig = deps.webhooks ?? webhookSettings({ allowLoopback: false, gateVariant: 'A' });
+  const protection = deps.protection ?? DEFAULT_PROTECTION;
+  const limiter = new RateLimiter(deps.db, deps.runtime.clock);
   // Multipart parsing only where audio is uploaded; every other route stays JSON-only.
   app.register(async (scope) => {
     await scope.register(multipart);
@@ -120,6 +142,8 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
       deps.db,
       new DetectionService({ db: deps.db, runtime: deps.runtime, engine, reportDetections }),
     );
+    const screening = new ScreeningService({ db: deps.db, runtime: deps.runtime, limiter, engine, ...protection });
+    registerScreeningRoutes(scope, registry, guards, deps.db, screening);
   });
   const checkpoints = deps.checkpoints ?? (await createCheckpointSigner(await generateSigningJwk(`ephemeral-${deps.runtime.newId()}`)));
   const audit = new AuditService({ db: deps.db, clock: deps.runtime.clock, checkpoints });
@@ -128,8 +152,18 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     runtime: deps.runtime,
     settings: webhookConfig,
   });
+  const licenseRequests = new LicenseRequestService({
+    db: deps.db,
+    runtime: deps.runtime,
+    outbox: deps.outbox,
+    licenses: new LicenseService({ db: deps.db, runtime: deps.runtime, outbox: deps.outbox }),
+    limiter,
+    licenseRequestsPerMinute: protection.licenseRequestsPerMinute,
+    secretEncryption: webhookConfig.sender.secretEncryption,
+  });
+  registerLicenseRequestRoutes(app, registry, guards, deps.db, licenseRequests);
   registerAuditRoutes(app, registry, deps.db, guards, audit);
-  registerWebhookRoutes(app, registry, guards, webhooks);
+  registerWebhookRoutes(app, registry, guards, deps.db, webhooks);
   registerDocsRoutes(app, registry);
 
   await app.ready();

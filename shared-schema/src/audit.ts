@@ -16,6 +16,9 @@ export const AUDIT_KINDS = [
   'license.changed',
   'voice.deleted',
   'voice.review',
+  'screening',
+  'license.requested',
+  'license.request_closed',
 ] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
@@ -31,7 +34,9 @@ export const auditRecordSchema = z.object({
   platform_name: z.string().nullable(),
   intended_use: z.enum(INTENDED_USES).nullable(),
   decision: z.enum(DECISIONS).nullable(),
-  action: z.enum([...GATE_ACTIONS, 'redeemed', 'refused', 'changed', 'deleted', 'held', 'cleared', 'rejected']).nullable(),
+  action: z
+    .enum([...GATE_ACTIONS, 'redeemed', 'refused', 'changed', 'deleted', 'held', 'cleared', 'rejected', 'screened', 'requested', 'closed'])
+    .nullable(),
   reason: z.string().nullable(),
   license_status: z.enum(LICENSE_STATUSES).nullable(),
   consent_status: z.enum(CONSENT_STATUSES).nullable(),

@@ -40,7 +40,17 @@ export type TrialCondition = (typeof TRIAL_CONDITIONS)[number];
 export const LICENSE_STATES = ['active', 'revoked', 'expired'] as const;
 export type LicenseState = (typeof LICENSE_STATES)[number];
 
-/** Webhook events (spec part 6). Variant B adds `voice.detected`; `pre_synthesis.blocked` is registrable in both. */
+/**
+ * A platform's request for a licence: `pending` until the owner approves or declines it, or until
+ * the voice's consent is withdrawn or the voice deleted (`closed`).
+ */
+export const LICENSE_REQUEST_STATUSES = ['pending', 'approved', 'declined', 'closed'] as const;
+export type LicenseRequestStatus = (typeof LICENSE_REQUEST_STATUSES)[number];
+
+/**
+ * Webhook events (spec part 6, DESIGN section 9). Variant B adds `voice.detected` to comparisons;
+ * screening emits it in both variants; `pre_synthesis.blocked` is registrable in both.
+ */
 export const WEBHOOK_EVENTS = [
   'enrollment.complete',
   'enrollment.ready',
@@ -54,5 +64,18 @@ export const WEBHOOK_EVENTS = [
   'voice.review_rejected',
   'pre_synthesis.blocked',
   'voice.detected',
+  'license.requested',
+  'license.granted',
+  'license.request_declined',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** What a platform key may subscribe to: the events about its own licences and requests, nothing of an owner's. */
+export const PLATFORM_WEBHOOK_EVENTS = [
+  'license.granted',
+  'license.request_declined',
+  'license.renewed',
+  'license.revoked',
+  'license.expired',
+] as const satisfies readonly WebhookEvent[];
+export type PlatformWebhookEvent = (typeof PLATFORM_WEBHOOK_EVENTS)[number];

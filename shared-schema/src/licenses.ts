@@ -19,7 +19,7 @@ export const licenseParamsSchema = z.strictObject({ voice_id: uuid, license_id: 
 export const setConsentRequestSchema = z.strictObject({ status: z.enum(['active', 'withdrawn']) }).meta({ id: 'SetConsentRequest' });
 export const voiceConsentSchema = z.object({ voice_id: uuid, consent_status: z.enum(CONSENT_STATUSES) }).meta({ id: 'VoiceConsent' });
 
-const scopes = z
+export const licenseScopes = z
   .array(z.enum(INTENDED_USES))
   .min(1)
   .refine((values) => new Set(values).size === values.length, 'scopes must not repeat an intended use');
@@ -27,7 +27,7 @@ const scopes = z
 export const createLicenseRequestSchema = z
   .strictObject({
     platform_name: platformName.describe('name of a registered platform, exactly as it sends platform_name to the gate'),
-    scopes: scopes.describe('intended uses the licence covers'),
+    scopes: licenseScopes.describe('intended uses the licence covers'),
     expires_at: isoTimestamp.describe('in the future, at most ten years ahead'),
   })
   .meta({ id: 'CreateLicenseRequest' });

@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -18,6 +16,7 @@ import {
   WebhookVerificationError,
 } from '@vip/shared-schema/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWebhookReceiver } from '../support/receiver.js';
 import { eventually, type RunningService, startService } from '../support/service.js';
 
 const admin = { email: 'admin@client-e2e.example', password: 'client-e2e-admin-password' };
@@ -28,29 +27,9 @@ const ENROLL_CLIPS = ['000030012', '000030024', '000030040', '000030047', '00003
   join(SPEECH_DIR, 'so762/SPEAKER0003', `${clip}.opus`),
 );
 
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A webhook receiver that keeps every request's raw body, as a real receiver must for verification. */
-async function startReceiver(): Promise<{ url: string; received: Received[]; server: Server }> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received, server };
-}
-
 describe('the typed client against the running service', () => {
   let service: RunningService;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
   let gate: GateClient;
   let ownerOrigin: ReturnType<typeof createOriginClient>;
   let apiKey: string;
@@ -76,7 +55,7 @@ describe('the typed client against the running service', () => {
   };
 
   beforeAll(async () => {
-    receiver = await startReceiver();
+    receiver = await startWebhookReceiver();
     service = await startService({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password, WEBHOOK_ALLOW_LOOPBACK: 'true' } });
 
     const anonymous = createOriginClient({ baseUrl: service.originUrl });

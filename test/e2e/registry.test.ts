@@ -2,7 +2,16 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, json, post, type RunningService, startService } from '../support/service.js';
+import {
+  enrolledVoice,
+  eventually,
+  issuePlatformKey,
+  json,
+  post,
+  type RunningService,
+  registeredOwner,
+  startService,
+} from '../support/service.js';
 
 const admin = { email: 'admin@registry-e2e.example', password: 'registry-e2e-admin-password' };
 const owner = { email: 'owner@registry-e2e.example', password: 'registry-e2e-owner-password' };
@@ -58,27 +67,10 @@ describe('the registry across both planes: consent and licences decide the gate'
 
   beforeAll(async () => {
     service = await startService({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password } });
-    const adminToken = (await json(await post(`${service.originUrl}/api/v1/auth/login`, admin))).access_token as string;
-    const asAdmin = { authorization: `Bearer ${adminToken}` };
-    const platform = await json(await post(`${service.originUrl}/api/v1/platforms`, { name: platformName }, asAdmin));
-    apiKey = (await json(await post(`${service.originUrl}/api/v1/platforms/${platform.platform_id}/api-keys`, {}, asAdmin)))
-      .api_key as string;
-
-    expect((await post(`${service.originUrl}/api/v1/auth/register`, owner)).status).toBe(201);
-    ownerToken = (await json(await post(`${service.originUrl}/api/v1/auth/login`, owner))).access_token as string;
-    const consent = await post(
-      `${service.originUrl}/api/v1/consents`,
-      { type: 'biometric', statement_version: '2026-01', accepted: true },
-      asOwner(),
-    );
-    expect(consent.status).toBe(201);
-    const form = new FormData();
-    form.set('name', 'Registry E2E Voice');
-    form.set('consent_id', (await json(consent)).consent_id as string);
-    for (const path of ENROLL_CLIPS) form.append('audio', new Blob([await readFile(path)], { type: 'audio/ogg' }), path.split('/').at(-1));
-    const enrolled = await fetch(`${service.originUrl}/api/v1/voices/enroll`, { method: 'POST', headers: asOwner(), body: form });
-    expect(enrolled.status, await enrolled.clone().text()).toBe(201);
-    voiceId = (await json(enrolled)).voice_id as string;
+    apiKey = await issuePlatformKey(service.originUrl, admin, platformName);
+    ownerToken = await registeredOwner(service.originUrl, owner);
+    const clips = await Promise.all(ENROLL_CLIPS.map(async (path) => new Uint8Array(await readFile(path))));
+    voiceId = await enrolledVoice(service.originUrl, ownerToken, 'Registry E2E Voice', clips);
   }, 240_000);
 
   afterAll(async () => {

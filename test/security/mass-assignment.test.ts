@@ -50,6 +50,7 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
   let platform: Platform;
   let voiceId: string;
   let licenceId: string;
+  let requestId: string;
   let receiver: Receiver;
   const newEmail = 'mass-assigned@owners.example';
   const in90Days = new Date(Date.now() + 90 * 86_400_000).toISOString();
@@ -62,6 +63,15 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
     voiceId = await s.enroll(owner, 'Mass Voice');
     licenceId = (await s.license(owner, voiceId, platform.name)).licenseId;
     await s.keyLive(platform.apiKey, platform.name);
+    const asked = await s.send(
+      'requestLicense',
+      'POST',
+      `${s.origin}/api/v1/voices/${voiceId}/license-requests`,
+      { platform_name: platform.name, scopes: ['podcast'], expires_at: in90Days },
+      { 'x-api-key': platform.apiKey },
+    );
+    expect(asked.status).toBe(201);
+    requestId = (await json(asked)).request_id as string;
   }, 240_000);
 
   afterAll(async () => {
@@ -122,6 +132,21 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
       headers: () => owner.auth,
       body: () => ({ url: `${receiver.url}/mass`, events: ['voice.deleted'] }),
     },
+    requestLicense: {
+      url: () => `${s.origin}/api/v1/voices/${voiceId}/license-requests`,
+      headers: () => ({ 'x-api-key': platform.apiKey }),
+      body: () => ({ platform_name: platform.name, scopes: ['gaming'], expires_at: in90Days }),
+    },
+    approveLicenseRequest: {
+      url: () => `${s.origin}/api/v1/voices/${voiceId}/license-requests/${requestId}/approve`,
+      headers: () => owner.auth,
+      body: () => ({ expires_at: in90Days }),
+    },
+    declineLicenseRequest: {
+      url: () => `${s.origin}/api/v1/voices/${voiceId}/license-requests/${requestId}/decline`,
+      headers: () => owner.auth,
+      body: () => ({ reason: 'no' }),
+    },
     preSynthesisCheck: {
       url: () => `${s.edge}/api/v1/protect/pre-synthesis-check`,
       headers: () => ({ 'x-api-key': platform.apiKey }),
@@ -134,7 +159,8 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
     },
   };
 
-  const multipartCases: Record<string, () => Promise<{ url: string; form: FormData }>> = {
+  /** `headers`: the caller, when not the owner (screening is a platform's). */
+  const multipartCases: Record<string, () => Promise<{ url: string; form: FormData; headers?: Record<string, string> }>> = {
     enrollVoice: async () => ({
       url: `${s.origin}/api/v1/voices/enroll`,
       form: await s.enrollForm('Mass Enrolled', await s.consent(owner), SPEAKERS.b.slice(0, 4)),
@@ -144,6 +170,12 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
       form.set('audio1', new Blob([await readFile(SPEAKERS.a[0]!)], { type: 'audio/ogg' }), 'one.opus');
       form.set('voice_id', voiceId);
       return { url: `${s.origin}/api/v1/detection/compare`, form };
+    },
+    screenSample: async () => {
+      const form = new FormData();
+      form.set('audio', new Blob([await readFile(SPEAKERS.a[0]!)], { type: 'audio/ogg' }), 'sample.opus');
+      form.set('platform_name', platform.name);
+      return { url: `${s.origin}/api/v1/protect/screen`, form, headers: { 'x-api-key': platform.apiKey } };
     },
   };
 
@@ -207,9 +239,9 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
     const before = await state();
     for (const [operationId, make] of Object.entries(multipartCases)) {
       for (const [field, value] of EXTRA_FIELDS) {
-        const { url, form } = await make();
+        const { url, form, headers } = await make();
         form.set(field, String(value));
-        const response = await s.call(operationId, url, { method: 'POST', headers: owner.auth, body: form });
+        const response = await s.call(operationId, url, { method: 'POST', headers: headers ?? owner.auth, body: form });
         try {
           const problem = await expectProblem(response, 422, 'validation_failed');
           expect(JSON.stringify(problem.errors ?? [])).toContain(field);

@@ -40,6 +40,8 @@ describe('object-level authorization: another owner, another platform', () => {
   let licenceA: { licenseId: string; token: string };
   let licenceB: { licenseId: string; token: string };
   let webhookA: string;
+  let webhookP1: string;
+  let requestOnA: string;
   let checkOnA: string;
   let receiver: Receiver;
   const attempts: { route: string; input: string }[] = [];
@@ -80,6 +82,24 @@ describe('object-level authorization: another owner, another platform', () => {
     webhookA = (await json(hook)).webhook_id as string;
     await s.keyLive(p1.apiKey, p1.name);
     await s.keyLive(p2.apiKey, p2.name);
+    const p1Hook = await s.send(
+      'register webhook',
+      'POST',
+      `${s.origin}/api/v1/webhooks/register`,
+      { url: `${receiver.url}/p1`, events: ['license.granted'] },
+      { 'x-api-key': p1.apiKey },
+    );
+    expect(p1Hook.status).toBe(201);
+    webhookP1 = (await json(p1Hook)).webhook_id as string;
+    const asked = await s.send(
+      'requestLicense',
+      'POST',
+      `${s.origin}/api/v1/voices/${voiceA}/license-requests`,
+      { platform_name: p1.name, scopes: ['gaming'], expires_at: in60Days() },
+      { 'x-api-key': p1.apiKey },
+    );
+    expect(asked.status).toBe(201);
+    requestOnA = (await json(asked)).request_id as string;
     const check = await s.gate(p1.apiKey, { voice_id: voiceA, platform_name: p1.name, intended_use: 'music' });
     checkOnA = (await json(check)).check_id as string;
     await eventually(async () => (await s.auditEntries(ownerA.auth, `check_id=${checkOnA}`)).length === 1, 15_000);
@@ -164,6 +184,24 @@ describe('object-level authorization: another owner, another platform', () => {
         body: form,
       });
       await expectProblem(response, 403, 'consent_required');
+    },
+    listLicenseRequests: async () => {
+      await expectProblem(await call('listLicenseRequests', 'GET', `/api/v1/voices/${voiceA}/license-requests`), 404, 'not_found');
+    },
+    approveLicenseRequest: async () => {
+      const path = `/api/v1/voices/${voiceA}/license-requests/${requestOnA}/approve`;
+      await expectProblem(await call('approveLicenseRequest', 'POST', path, {}), 404, 'not_found');
+      // A's request reached through B's own voice is still not B's.
+      const throughB = `/api/v1/voices/${voiceB}/license-requests/${requestOnA}/approve`;
+      await expectProblem(await call('approveLicenseRequest', 'POST', throughB, {}), 404, 'not_found');
+    },
+    declineLicenseRequest: async () => {
+      const path = `/api/v1/voices/${voiceA}/license-requests/${requestOnA}/decline`;
+      await expectProblem(await call('declineLicenseRequest', 'POST', path, {}), 404, 'not_found');
+    },
+    getLicenseRequest: async () => {
+      // A request is its platform's to read; no owner (not even the voice's) reads it here.
+      await expectProblem(await call('getLicenseRequest', 'GET', `/api/v1/license-requests/${requestOnA}`), 404, 'not_found');
     },
     compareVoices: async () => {
       const form = new FormData();
@@ -294,6 +332,76 @@ describe('object-level authorization: another owner, another platform', () => {
       // The refused attempts did not spend it: P1 still redeems it once.
       const mine = await s.send('redeem', 'POST', `${s.edge}${REDEEM_PATH}`, { token }, { 'x-api-key': p1.apiKey });
       expect(mine.status).toBe(200);
+    },
+    screenSample: async () => {
+      // P2's key screening under P1's name: the answer (and the audit entry) would be P1's.
+      const form = new FormData();
+      form.set('audio', new Blob([await readFile(SPEAKERS.a[0]!)], { type: 'audio/ogg' }), 'sample.opus');
+      form.set('platform_name', p1.name);
+      attempts.push({ route: 'screenSample', input: 'platform_name of another platform' });
+      const response = await s.call('screenSample', `${s.origin}/api/v1/protect/screen`, {
+        method: 'POST',
+        headers: { 'x-api-key': p2.apiKey },
+        body: form,
+      });
+      await expectProblem(response, 403, 'platform_mismatch');
+    },
+    requestLicense: async () => {
+      const body = { platform_name: p1.name, scopes: ['gaming'], expires_at: in60Days() };
+      const response = await call('requestLicense', 'POST', `/api/v1/voices/${voiceA}/license-requests`, body, { 'x-api-key': p2.apiKey });
+      await expectProblem(response, 403, 'platform_mismatch');
+    },
+    getLicenseRequest: async () => {
+      const response = await call('getLicenseRequest', 'GET', `/api/v1/license-requests/${requestOnA}`, undefined, {
+        'x-api-key': p2.apiKey,
+      });
+      await expectProblem(response, 404, 'not_found');
+      // The control: P1 reads its own.
+      expect(
+        (await call('getLicenseRequest', 'GET', `/api/v1/license-requests/${requestOnA}`, undefined, { 'x-api-key': p1.apiKey })).status,
+      ).toBe(200);
+    },
+    registerWebhook: async () => {
+      // P2 may subscribe to licence events, which reach P2 only for P2's own licences; never to an owner's events.
+      const body = { url: `${receiver.url}/p2`, events: ['voice.deleted'] };
+      await expectProblem(
+        await call('registerWebhook', 'POST', '/api/v1/webhooks/register', body, { 'x-api-key': p2.apiKey }),
+        422,
+        'validation_failed',
+      );
+    },
+    listWebhooks: async () => {
+      const response = await call('listWebhooks', 'GET', '/api/v1/webhooks', undefined, { 'x-api-key': p2.apiKey });
+      const ids = ((await json(response)).webhooks as { webhook_id: string }[]).map((w) => w.webhook_id);
+      expect(ids).not.toContain(webhookP1);
+      expect(ids).not.toContain(webhookA);
+    },
+    deleteWebhook: async () => {
+      for (const id of [webhookP1, webhookA]) {
+        await expectProblem(
+          await call('deleteWebhook', 'DELETE', `/api/v1/webhooks/${id}`, undefined, { 'x-api-key': p2.apiKey }),
+          404,
+          'not_found',
+        );
+      }
+    },
+    testWebhook: async () => {
+      await expectProblem(
+        await call('testWebhook', 'POST', `/api/v1/webhooks/${webhookP1}/test`, undefined, { 'x-api-key': p2.apiKey }),
+        404,
+        'not_found',
+      );
+    },
+    enableWebhook: async () => {
+      await expectProblem(
+        await call('enableWebhook', 'POST', `/api/v1/webhooks/${webhookP1}/enable`, undefined, { 'x-api-key': p2.apiKey }),
+        404,
+        'not_found',
+      );
+    },
+    rotateWebhookSecret: async () => {
+      const path = `/api/v1/webhooks/${webhookP1}/rotate-secret`;
+      await expectProblem(await call('rotateWebhookSecret', 'POST', path, undefined, { 'x-api-key': p2.apiKey }), 404, 'not_found');
     },
     compareVoices: async () => {
       // A platform holds no voices: naming an owner's enrolled voice must not compare against it.

@@ -9,6 +9,7 @@ import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import * as auditRoutes from '@vip/shared-schema/routes/origin-audit';
 import * as healthRoutes from '@vip/shared-schema/routes/origin-health';
 import * as identityRoutes from '@vip/shared-schema/routes/origin-identity';
+import * as licenseRequestRoutes from '@vip/shared-schema/routes/origin-license-requests';
 import * as registryRoutes from '@vip/shared-schema/routes/origin-registry';
 import * as voiceRoutes from '@vip/shared-schema/routes/origin-voices';
 import * as webhookRoutes from '@vip/shared-schema/routes/origin-webhooks';
@@ -24,7 +25,15 @@ const isContract = (value: unknown): value is RouteContract =>
   typeof value === 'object' && value !== null && 'operationId' in value && 'path' in value && 'method' in value;
 
 /** Every route the origin declares, read from the contract modules (a new contract shows up here). */
-export const ORIGIN_CONTRACTS: RouteContract[] = [identityRoutes, registryRoutes, voiceRoutes, webhookRoutes, auditRoutes, healthRoutes]
+export const ORIGIN_CONTRACTS: RouteContract[] = [
+  identityRoutes,
+  registryRoutes,
+  licenseRequestRoutes,
+  voiceRoutes,
+  webhookRoutes,
+  auditRoutes,
+  healthRoutes,
+]
   .flatMap((module) => Object.values(module))
   .filter(isContract);
 export const EDGE_CONTRACTS: RouteContract[] = Object.values(edgeRoutes);

@@ -79,6 +79,39 @@ export function post(url: string, body: unknown, headers: Record<string, string>
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 }
 
+/** The bootstrap admin registers a platform and issues it a key; answers the key. */
+export async function issuePlatformKey(
+  originUrl: string,
+  admin: { email: string; password: string },
+  platformName: string,
+): Promise<string> {
+  const adminToken = (await json(await post(`${originUrl}/api/v1/auth/login`, admin))).access_token as string;
+  const asAdmin = { authorization: `Bearer ${adminToken}` };
+  const platform = await json(await post(`${originUrl}/api/v1/platforms`, { name: platformName }, asAdmin));
+  return (await json(await post(`${originUrl}/api/v1/platforms/${platform.platform_id}/api-keys`, {}, asAdmin))).api_key as string;
+}
+
+/** Registers an owner account and logs it in; answers its access token. */
+export async function registeredOwner(originUrl: string, owner: { email: string; password: string }): Promise<string> {
+  const registered = await post(`${originUrl}/api/v1/auth/register`, owner);
+  if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
+  return (await json(await post(`${originUrl}/api/v1/auth/login`, owner))).access_token as string;
+}
+
+/** Grants the owner's biometric consent and enrolls a voice from Opus clips; answers the voice id. */
+export async function enrolledVoice(originUrl: string, ownerToken: string, name: string, clips: Uint8Array[]): Promise<string> {
+  const asOwner = { authorization: `Bearer ${ownerToken}` };
+  const consent = await post(`${originUrl}/api/v1/consents`, { type: 'biometric', statement_version: '2026-01', accepted: true }, asOwner);
+  if (consent.status !== 201) throw new Error(`consent answered ${consent.status}`);
+  const form = new FormData();
+  form.set('name', name);
+  form.set('consent_id', (await json(consent)).consent_id as string);
+  for (const [index, clip] of clips.entries()) form.append('audio', new Blob([clip], { type: 'audio/ogg' }), `clip-${index}.opus`);
+  const enrolled = await fetch(`${originUrl}/api/v1/voices/enroll`, { method: 'POST', headers: asOwner, body: form });
+  if (enrolled.status !== 201) throw new Error(`enroll answered ${enrolled.status}: ${await enrolled.text()}`);
+  return (await json(enrolled)).voice_id as string;
+}
+
 /** Polls `probe` until it returns true or the deadline passes; resolves with the elapsed milliseconds. */
 export async function eventually(probe: () => Promise<boolean>, timeoutMs: number): Promise<number> {
   const start = performance.now();

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { comparisonResultSchema, createdApiKeySchema, PROBLEM_CONTENT_TYPE, platformSchema } from '@vip/shared-schema';
+import { comparisonResultSchema, PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { domainEvents, voiceEmbeddings, voices } from '../db/schema.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { platformKey } from '../testing/platforms.js';
 import { audioForm, EMBEDDING_LIKE, hasCalibratedModel, silentWav, speakerRecordings, startTestEngine } from '../testing/voiceprint.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
 import { insertEmbedding } from '../voices/store.js';
@@ -176,25 +177,6 @@ describe('POST /api/v1/detection/compare', () => {
 });
 
 describe('POST /api/v1/detection/compare by a platform (X-API-Key)', () => {
-  /** A platform and a live key, made through the admin routes of `on`. */
-  async function platformKey(on: TestOrigin) {
-    const admin = await loggedIn(on, 'admin');
-    const name = `Detect Platform ${randomUUID().slice(0, 8)}`;
-    const created = await on.app.inject({
-      method: 'POST',
-      url: '/api/v1/platforms',
-      headers: bearer(admin.accessToken),
-      payload: { name },
-    });
-    const platform = platformSchema.parse(created.json());
-    const key = await on.app.inject({
-      method: 'POST',
-      url: `/api/v1/platforms/${platform.platform_id}/api-keys`,
-      headers: bearer(admin.accessToken),
-      payload: {},
-    });
-    return { name, apiKey: createdApiKeySchema.parse(key.json()).api_key };
-  }
   const compareAsPlatform = (on: TestOrigin, apiKey: string, files: Record<string, Uint8Array>, fields: Record<string, string> = {}) =>
     on.app.inject({
       method: 'POST',

@@ -6,6 +6,8 @@ export interface NewEvent {
   type: WebhookEvent;
   voiceId: string | null;
   ownerId: string | null;
+  /** Set for an event about a platform's own licence or request: it goes to that platform's endpoints only. */
+  platformName?: string | null;
   /** Event-specific fields; `event`, `voice_id` and `timestamp` (spec 2.8) are added here. */
   fields?: Record<string, unknown>;
 }
@@ -15,7 +17,14 @@ export async function recordEvent(db: Executor, event: NewEvent, now: Date): Pro
   const payload = { event: event.type, voice_id: event.voiceId, timestamp: now.toISOString(), ...event.fields };
   const [row] = await db
     .insert(domainEvents)
-    .values({ eventType: event.type, voiceId: event.voiceId, ownerId: event.ownerId, payload, occurredAt: now })
+    .values({
+      eventType: event.type,
+      voiceId: event.voiceId,
+      ownerId: event.ownerId,
+      platformName: event.platformName ?? null,
+      payload,
+      occurredAt: now,
+    })
     .returning({ id: domainEvents.id });
   return row!.id;
 }

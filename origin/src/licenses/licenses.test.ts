@@ -8,7 +8,7 @@ import {
   sha256Hex,
   type VoiceIndexRecord,
 } from '@vip/shared-schema';
-import { asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditPending, domainEvents, edgeOutbox, licenses } from '../db/schema.js';
 import { LicenseExpiryJob } from '../jobs/license-expiry.js';
@@ -60,8 +60,19 @@ const voiceRecords = async (voiceId: string) => {
   const rows = await origin.database.db.select().from(edgeOutbox).where(eq(edgeOutbox.entityKey, voiceId)).orderBy(asc(edgeOutbox.id));
   return rows.map((row) => ({ version: row.id, record: (row.payload as { record: VoiceIndexRecord | null }).record }));
 };
+/** The owner's events of a voice (each licence change also has the platform's copy: platformEventsFor). */
 const eventsFor = (voiceId: string) =>
-  origin.database.db.select().from(domainEvents).where(eq(domainEvents.voiceId, voiceId)).orderBy(asc(domainEvents.id));
+  origin.database.db
+    .select()
+    .from(domainEvents)
+    .where(and(eq(domainEvents.voiceId, voiceId), isNull(domainEvents.platformName)))
+    .orderBy(asc(domainEvents.id));
+const platformEventsFor = (voiceId: string) =>
+  origin.database.db
+    .select()
+    .from(domainEvents)
+    .where(and(eq(domainEvents.voiceId, voiceId), isNotNull(domainEvents.platformName)))
+    .orderBy(asc(domainEvents.id));
 const auditRecordsFor = async (voiceId: string) =>
   (await origin.database.db.select().from(auditPending).where(sql`${auditPending.record}->>'voice_id' = ${voiceId}`)).map((row) =>
     auditRecordSchema.parse(row.record),
@@ -231,6 +242,17 @@ describe('renew and revoke', () => {
       voice_id: voiceId,
       license_id: licence.license_id,
       platform_name: platformName,
+      expires_at: renewed.expires_at,
+    });
+    // The licensed platform's own copy, for its webhooks: its licence's fields, nothing of the owner's.
+    const [copy] = await platformEventsFor(voiceId);
+    expect(copy).toMatchObject({ eventType: 'license.renewed', ownerId: null, platformName });
+    expect(copy!.payload).toEqual({
+      event: 'license.renewed',
+      voice_id: voiceId,
+      timestamp: expect.any(String),
+      license_id: licence.license_id,
+      scopes: licence.scopes,
       expires_at: renewed.expires_at,
     });
     const records = await voiceRecords(voiceId);

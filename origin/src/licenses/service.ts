@@ -53,37 +53,45 @@ export class LicenseService {
 
   /** The token is returned here and nowhere else; only its SHA-256 is stored and published. */
   async createLicense(principal: Principal, voiceId: string, request: NewLicense) {
-    const { db, runtime } = this.deps;
-    const now = runtime.clock.now();
-    const expiresAt = acceptableExpiry(request.expires_at, now);
-    const licenseToken = `${LICENSE_TOKEN_PREFIX}${Buffer.from(runtime.randomBytes(32)).toString('base64url')}`;
-    const tokenHash = await sha256Hex(licenseToken);
-    const row = await db.transaction(async (tx) => {
+    const now = this.deps.runtime.clock.now();
+    const { licence, licenseToken } = await this.deps.db.transaction(async (tx) => {
       const voice = await lockVoiceFor(tx, principal, voiceId);
-      refuseWhileHeld(voice, 'a licence');
-      // The gate matches platform_name exactly, so a licence for a name no platform has would never be usable.
-      if (!(await store.platformExists(tx, request.platform_name))) {
-        throw new ProblemError('validation_failed', 'The licence must name a registered platform.', {
-          errors: [{ field: 'body.platform_name', message: 'no registered platform has this name' }],
-        });
-      }
-      const created = await store.insertLicense(tx, {
-        id: runtime.newId(),
-        voiceId,
-        platformName: request.platform_name,
-        scopes: request.scopes,
-        expiresAt,
-        status: 'active',
-        tokenHash,
-        createdAt: now,
-        updatedAt: now,
-      });
-      await this.recordChange(tx, voice, created, 'created', { type: 'user', userId: principal.userId }, now);
-      await publishVoiceIndex(tx, voiceId, now);
-      return created;
+      return this.grantLicense(tx, voice, request, { type: 'user', userId: principal.userId }, now);
     });
     this.deps.outbox.nudge();
-    return { ...toLicense(row), license_token: licenseToken };
+    return { ...toLicense(licence), license_token: licenseToken };
+  }
+
+  /**
+   * Creates a licence in the caller's transaction, the voice locked, and publishes the voice to the
+   * edge in the same commit; the caller nudges the outbox after commit. The one way a licence is
+   * made: by its owner directly, or by approving a platform's request.
+   */
+  async grantLicense(tx: Executor, voice: VoiceRow, request: NewLicense, actor: RegistryActor, now: Date) {
+    refuseWhileHeld(voice, 'a licence');
+    const { runtime } = this.deps;
+    const expiresAt = acceptableExpiry(request.expires_at, now);
+    const licenseToken = `${LICENSE_TOKEN_PREFIX}${Buffer.from(runtime.randomBytes(32)).toString('base64url')}`;
+    // The gate matches platform_name exactly, so a licence for a name no platform has would never be usable.
+    if (!(await store.platformExists(tx, request.platform_name))) {
+      throw new ProblemError('validation_failed', 'The licence must name a registered platform.', {
+        errors: [{ field: 'body.platform_name', message: 'no registered platform has this name' }],
+      });
+    }
+    const licence = await store.insertLicense(tx, {
+      id: runtime.newId(),
+      voiceId: voice.id,
+      platformName: request.platform_name,
+      scopes: request.scopes,
+      expiresAt,
+      status: 'active',
+      tokenHash: await sha256Hex(licenseToken),
+      createdAt: now,
+      updatedAt: now,
+    });
+    await this.recordChange(tx, voice, licence, 'created', actor, now);
+    await publishVoiceIndex(tx, voice.id, now);
+    return { licence, licenseToken };
   }
 
   async listLicenses(principal: Principal, voiceId: string) {
@@ -163,13 +171,27 @@ export class LicenseService {
     now: Date,
   ) {
     if (change !== 'created') {
+      const type = EVENT_OF[change];
+      const expiresAt = licence.expiresAt.toISOString();
       await recordEvent(
         tx,
         {
-          type: EVENT_OF[change],
+          type,
           voiceId: voice.id,
           ownerId: voice.ownerId,
-          fields: { license_id: licence.id, platform_name: licence.platformName, expires_at: licence.expiresAt.toISOString() },
+          fields: { license_id: licence.id, platform_name: licence.platformName, expires_at: expiresAt },
+        },
+        now,
+      );
+      // The licensed platform's own copy: its licence's fields only, nothing about the owner.
+      await recordEvent(
+        tx,
+        {
+          type,
+          voiceId: voice.id,
+          ownerId: null,
+          platformName: licence.platformName,
+          fields: { license_id: licence.id, scopes: licence.scopes, expires_at: expiresAt },
         },
         now,
       );
@@ -195,7 +217,7 @@ async function lockOwnLicense(tx: Executor, voiceId: string, licenseId: string):
 }
 
 /** An expiry in the future and at most ten years ahead, else a 422 naming the field. */
-function acceptableExpiry(value: string, now: Date): Date {
+export function acceptableExpiry(value: string, now: Date): Date {
   const expiresAt = new Date(value);
   const problem =
     expiresAt.getTime() <= now.getTime()

@@ -22,7 +22,8 @@ describe('GET /licensing', () => {
     expect(response.body).toContain('Ada Narrates');
     expect(response.body).toContain(voiceId);
     for (const use of INTENDED_USES) expect(response.body).toContain(`<code>${use}</code>`);
-    expect(response.body).toContain(`POST /api/v1/voices/${voiceId}/licenses`);
+    expect(response.body).toContain(`POST /api/v1/voices/${voiceId}/license-requests`);
+    expect(response.body).toContain('license.granted');
   });
 
   it('shows nothing about the owner, the consent or existing licences', async () => {

@@ -10,7 +10,7 @@ export interface LicensingPageVoice {
 
 /**
  * The public licensing page of one voice, where the gate's `license_url` leads a platform. It names
- * the voice and the uses a licence can cover and says how a licence is obtained; it shows nothing
+ * the voice and the uses a licence can cover and says how a platform requests a licence; it shows nothing
  * about the owner, the voice's consent or existing licences.
  */
 export function renderLicensingPage(voice: LicensingPageVoice): string {
@@ -24,9 +24,15 @@ export function renderLicensingPage(voice: LicensingPageVoice): string {
 <p>The voice <strong>${name}</strong> (<code>${voiceId}</code>) is registered with the Voice Identity Protection Service. Synthesizing it needs its owner's consent and a licence for your platform that covers the intended use.</p>
 <h2>Uses a licence can cover</h2><ul>${uses}</ul>
 <h2>How to obtain a licence</h2>
-<ol><li>Ask the voice's owner for a licence, naming your platform (exactly as your platform is registered with the service), the uses you need and for how long.</li>
-<li>The owner grants it with <code>POST /api/v1/voices/${voiceId}/licenses</code> and <code>{"platform_name": "…", "scopes": ["audiobook"], "expires_at": "…"}</code>, and hands you the licence token it returns.</li>
-<li>Your platform's pre-synthesis check is then approved for those uses until the licence expires or the owner revokes it. You may send the token as <code>license_token</code> to tie a check to that licence.</li></ol>
+<p>Licences are granted by the voice's owner. This page does not show who the owner is; your request reaches them through the service.</p>
+<ol><li>With your platform's API key, request a licence:
+<pre>POST /api/v1/voices/${voiceId}/license-requests
+X-API-Key: vip_…
+{"platform_name": "your platform's registered name", "scopes": ["audiobook"], "expires_at": "2027-06-30T00:00:00Z", "message": "what you will make"}</pre>
+One request per voice can be pending for your platform at a time.</li>
+<li>The owner approves or declines it. An approval creates the licence (the owner may shorten its term or narrow its uses); your platform receives it as the <code>license.granted</code> webhook, with the licence token, or reads it with <code>GET /api/v1/license-requests/{request_id}</code>. A decline arrives as <code>license.request_declined</code>.</li>
+<li>Your platform's pre-synthesis check is then approved for the licensed uses until the licence expires or the owner revokes it. You may send the token as <code>license_token</code> to tie a check to that licence.</li></ol>
+<p>An owner may also grant a licence directly (<code>POST /api/v1/voices/${voiceId}/licenses</code>) and hand you its token. If the owner withdraws consent to synthesis, pending requests are closed and no licence is honoured.</p>
 </body></html>
 `;
 }

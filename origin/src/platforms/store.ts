@@ -43,12 +43,12 @@ export async function markApiKeyRevoked(db: Executor, keyId: string, now: Date):
   await db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, keyId));
 }
 
-/** The platform of a live API key, by the key's SHA-256. */
-export async function platformOfKey(db: Executor, keyHash: string): Promise<string | null> {
+/** The platform of a live API key, and the key's id, by the key's SHA-256. */
+export async function platformOfKey(db: Executor, keyHash: string): Promise<{ platformName: string; keyId: string } | null> {
   const [row] = await db
-    .select({ name: platforms.name, revokedAt: apiKeys.revokedAt })
+    .select({ name: platforms.name, keyId: apiKeys.id, revokedAt: apiKeys.revokedAt })
     .from(apiKeys)
     .innerJoin(platforms, eq(platforms.id, apiKeys.platformId))
     .where(eq(apiKeys.keyHash, keyHash));
-  return row && !row.revokedAt ? row.name : null;
+  return row && !row.revokedAt ? { platformName: row.name, keyId: row.keyId } : null;
 }

@@ -3,6 +3,7 @@ import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
+import { closePendingRequests } from '../license-requests/service.js';
 import type { Runtime } from '../runtime.js';
 import { lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
 import { registryAuditRecord } from '../voice-index/audit.js';
@@ -34,6 +35,9 @@ export class ConsentService {
       if (voice.consentStatus === status) return false;
       await setConsentStatus(tx, voiceId, status, now);
       await publishVoiceIndex(tx, voiceId, now);
+      const actor = { type: 'user' as const, userId: principal.userId };
+      if (status === 'withdrawn')
+        await closePendingRequests(tx, { ...voice, consentStatus: status }, 'consent_withdrawn', actor, runtime, now);
       const change = registryAuditRecord({
         checkId: runtime.newId(),
         kind: 'consent.changed',
@@ -41,7 +45,7 @@ export class ConsentService {
         platformName: null,
         reason: status === 'active' ? 'consent_granted' : 'consent_withdrawn',
         consentStatus: status,
-        actor: { type: 'user', userId: principal.userId },
+        actor,
         decidedAt: now,
       });
       await queueAuditRecords(tx, [change], now);

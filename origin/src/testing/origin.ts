@@ -5,7 +5,7 @@ import { type PasswordHasher, scryptHasher } from '../auth/passwords.js';
 import type { DatabaseHandle } from '../db/client.js';
 import { OutboxSignal } from '../edge-sync/signal.js';
 import type { Runtime } from '../runtime.js';
-import { buildServer, type OriginServer } from '../server.js';
+import { buildServer, type OriginServer, type ProtectionSettings } from '../server.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
 import type { WebhookSettings } from '../webhooks/service.js';
 import { openTestDatabase } from './database.js';
@@ -40,7 +40,7 @@ export interface TestOrigin extends OriginServer {
 /** `voiceprint`: an engine the test file created once and shares (it takes seconds to start); it is not closed here. */
 /** `webhooks`: settings of the webhook routes (loopback receivers, an injected resolver, the variant). */
 export async function startTestOrigin(
-  options: { hasher?: PasswordHasher; voiceprint?: VoiceprintEngine; webhooks?: WebhookSettings } = {},
+  options: { hasher?: PasswordHasher; voiceprint?: VoiceprintEngine; webhooks?: WebhookSettings; protection?: ProtectionSettings } = {},
 ): Promise<TestOrigin> {
   const database = await openTestDatabase();
   const runtime = movableRuntime();
@@ -63,6 +63,7 @@ export async function startTestOrigin(
     logger: { level: 'info', stream },
     voiceprint: options.voiceprint,
     webhooks: options.webhooks,
+    protection: options.protection,
   });
   return {
     ...server,

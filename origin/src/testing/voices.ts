@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../db/client.js';
 import { voices } from '../db/schema.js';
+import type { VoiceprintEngine } from '../voiceprint/index.js';
+import { insertEmbedding } from '../voices/store.js';
 
 /** A voice row as enrollment would leave it, without the enrollment pipeline (no embeddings). */
 export async function insertTestVoice(
@@ -19,5 +21,32 @@ export async function insertTestVoice(
     speechSeconds: 12.5,
     quality: {},
   });
+  return id;
+}
+
+/**
+ * A voice enrolled from real recordings as the enroll route would store it (the engine's enrollment
+ * embedding and speech duration), without going through consent and HTTP.
+ */
+export async function insertEnrolledVoice(
+  db: Executor,
+  engine: VoiceprintEngine,
+  ownerId: string,
+  recordings: Uint8Array[],
+  fields: Partial<Pick<typeof voices.$inferInsert, 'consentStatus'>> = {},
+): Promise<string> {
+  const enrollment = await engine.embedMany(recordings);
+  const id = randomUUID();
+  await db.insert(voices).values({
+    id,
+    ownerId,
+    name: `Enrolled ${id.slice(0, 8)}`,
+    status: 'ready',
+    consentStatus: fields.consentStatus ?? 'unknown',
+    model: enrollment.model,
+    speechSeconds: enrollment.speechSeconds,
+    quality: {},
+  });
+  await insertEmbedding(db, { voiceId: id, ownerId, model: enrollment.model, embedding: enrollment.embedding });
   return id;
 }

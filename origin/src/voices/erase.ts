@@ -3,6 +3,7 @@ import type { Principal } from '../auth/guard.js';
 import * as consents from '../consents/store.js';
 import type { Executor } from '../db/client.js';
 import { recordEvent } from '../events/store.js';
+import { closePendingRequests } from '../license-requests/service.js';
 import type { Runtime } from '../runtime.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
 import type { VoiceRow } from '../voice-index/store.js';
@@ -12,7 +13,7 @@ import * as store from './store.js';
 /**
  * Erases the voice, locked by the caller's transaction: its consents, embedding, licences (by
  * cascade) and row; publishes the deletion to the edge; records `voice.deleted` and its audit
- * record. Answers the erasure receipt. DELETE and an administrator's rejection of a held voice
+ * record; closes the voice's pending licence requests. Answers the erasure receipt. DELETE and an administrator's rejection of a held voice
  * both erase through here. The caller nudges the outbox after commit.
  */
 export async function eraseVoice(tx: Executor, runtime: Runtime, voice: VoiceRow, principal: Principal, now: Date) {
@@ -23,6 +24,7 @@ export async function eraseVoice(tx: Executor, runtime: Runtime, voice: VoiceRow
     edge_index: true,
   };
   await store.deleteVoice(tx, voice.id);
+  await closePendingRequests(tx, voice, 'voice_deleted', { type: 'user', userId: principal.userId }, runtime, now);
   await publishVoiceIndex(tx, voice.id, now);
   await recordEvent(tx, { type: 'voice.deleted', voiceId: voice.id, ownerId: voice.ownerId, fields: { erased: receipt } }, now);
   await queueAuditRecords(tx, [voiceAuditRecord('voice.deleted', voice.id, principal, now, runtime.newId())], now);

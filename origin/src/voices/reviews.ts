@@ -12,9 +12,9 @@ import type { Principal } from '../auth/guard.js';
 import type { Database, Executor } from '../db/client.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { Runtime } from '../runtime.js';
 import { lockVoice, type VoiceRow } from '../voice-index/store.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
 import { eraseVoice } from './erase.js';
 import * as store from './store.js';
 

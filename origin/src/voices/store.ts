@@ -1,10 +1,10 @@
 import type { VoiceStatus } from '@vip/shared-schema';
-import { and, asc, count, desc, eq, ne, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, ne, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from '../db/errors.js';
 import { licenses, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
-import type { TimeCursor } from './cursor.js';
+import { olderThan, type TimeCursor } from '../http/cursor.js';
 
 export type VoiceRow = typeof voices.$inferSelect;
 
@@ -23,12 +23,7 @@ export function listVoicesOfOwner(db: Executor, ownerId: string, limit: number, 
   return db
     .select()
     .from(voices)
-    .where(
-      and(
-        eq(voices.ownerId, ownerId),
-        after ? sql`(${voices.createdAt}, ${voices.id}) < (${after.at.toISOString()}::timestamptz, ${after.id}::uuid)` : undefined,
-      ),
-    )
+    .where(and(eq(voices.ownerId, ownerId), olderThan(voices.createdAt, voices.id, after)))
     .orderBy(desc(voices.createdAt), desc(voices.id))
     .limit(limit);
 }
@@ -67,30 +62,62 @@ export async function insertEmbedding(db: Executor, row: { voiceId: string; owne
   );
 }
 
+export interface NearVoice {
+  voiceId: string;
+  ownerId: string;
+  similarity: number;
+  speechSeconds: number;
+  status: VoiceRow['status'];
+}
+
 /**
- * The most similar enrolled voice under the same model, not counting `excludeOwnerId`'s (the 1:N
- * identity search of enrollment; a platform's detection passes null): an HNSW scan of the model's partial
- * index (migration 0005), which is used only when the query repeats its expression, `embedding::vector(dim)`,
- * and names the model as a literal. Approximate, like every HNSW search: fine for "is this voice taken?".
- * The owner filter applies to what the index hands back, so without pgvector's iterative scan (0.8+)
- * an owner with more than ef_search voices near the probe would hide everyone else's. Call it inside
- * a transaction: the setting is transaction-local.
+ * The `k` most similar enrolled voices under the same model, best first, not counting
+ * `excludeOwnerId`'s (the 1:N identity search of enrollment; detection and screening pass null): an
+ * HNSW scan of the model's partial index (migration 0005), which is used only when the query repeats
+ * its expression, `embedding::vector(dim)`, and names the model as a literal. Approximate, like every
+ * HNSW search. The owner filter applies to what the index hands back, so without pgvector's iterative
+ * scan (0.8+) an owner with more than ef_search voices near the probe would hide everyone else's.
+ * Call it inside a transaction: the setting is transaction-local.
  */
-export async function nearestVoice(
-  tx: Executor,
-  probe: StoredEmbedding,
-  excludeOwnerId: string | null,
-): Promise<{ voiceId: string; ownerId: string; similarity: number; speechSeconds: number } | null> {
+export async function nearestVoices(tx: Executor, probe: StoredEmbedding, excludeOwnerId: string | null, k: number): Promise<NearVoice[]> {
   await tx.execute(sql`set local hnsw.iterative_scan = strict_order`);
-  const [row] = await withoutVectorsInErrors(() => nearestVoiceQuery(tx, probe, excludeOwnerId));
-  if (!row) return null;
+  const rows = await withoutVectorsInErrors(() => nearestVoiceQuery(tx, probe, excludeOwnerId, k));
+  if (rows.length === 0) return [];
   // Read apart from the search, whose plan must stay a scan of the embeddings' HNSW index.
-  const [voice] = await tx.select({ speechSeconds: voices.speechSeconds }).from(voices).where(eq(voices.id, row.voiceId));
-  return { voiceId: row.voiceId, ownerId: row.ownerId, similarity: Number(row.similarity), speechSeconds: voice?.speechSeconds ?? 0 };
+  const details = await tx
+    .select({ id: voices.id, speechSeconds: voices.speechSeconds, status: voices.status })
+    .from(voices)
+    .where(
+      inArray(
+        voices.id,
+        rows.map((row) => row.voiceId),
+      ),
+    );
+  const byId = new Map(details.map((voice) => [voice.id, voice]));
+  return rows.flatMap((row) => {
+    const voice = byId.get(row.voiceId);
+    return voice
+      ? [
+          {
+            voiceId: row.voiceId,
+            ownerId: row.ownerId,
+            similarity: Number(row.similarity),
+            speechSeconds: voice.speechSeconds,
+            status: voice.status,
+          },
+        ]
+      : [];
+  });
+}
+
+/** The most similar enrolled voice (nearestVoices with k = 1), or null when none is enrolled under the model. */
+export async function nearestVoice(tx: Executor, probe: StoredEmbedding, excludeOwnerId: string | null): Promise<NearVoice | null> {
+  const [nearest] = await nearestVoices(tx, probe, excludeOwnerId, 1);
+  return nearest ?? null;
 }
 
 /** The statement alone, so a test can EXPLAIN it. */
-export function nearestVoiceQuery(db: Executor, probe: StoredEmbedding, excludeOwnerId: string | null) {
+export function nearestVoiceQuery(db: Executor, probe: StoredEmbedding, excludeOwnerId: string | null, k = 1) {
   const vectorType = sql.raw(`vector(${probe.embedding.length})`);
   const distance = sql`(${voiceEmbeddings.embedding}::${vectorType}) <=> ${toVectorLiteral(probe.embedding)}::${vectorType}`;
   return db
@@ -103,7 +130,7 @@ export function nearestVoiceQuery(db: Executor, probe: StoredEmbedding, excludeO
       ),
     )
     .orderBy(distance)
-    .limit(1);
+    .limit(k);
 }
 
 export async function findEmbeddingOfVoice(db: Executor, voiceId: string): Promise<StoredEmbedding | null> {

@@ -7,38 +7,48 @@ import {
   testWebhookRoute,
 } from '@vip/shared-schema/routes/origin-webhooks';
 import type { FastifyInstance } from 'fastify';
-import { type Guards, principalOf } from '../auth/guard.js';
+import type { Guards } from '../auth/guard.js';
+import type { Database } from '../db/client.js';
 import { addRoute, type ContractRegistry } from '../http/routes.js';
+import { callerOf, platformOrUserGuard } from '../platforms/caller-guard.js';
 import type { WebhookService } from './service.js';
 
-export function registerWebhookRoutes(app: FastifyInstance, registry: ContractRegistry, guards: Guards, webhooks: WebhookService): void {
+/** Accounts (Bearer) and platforms (X-API-Key) alike; each sees only its own endpoints. */
+export function registerWebhookRoutes(
+  app: FastifyInstance,
+  registry: ContractRegistry,
+  guards: Guards,
+  db: Database,
+  webhooks: WebhookService,
+): void {
+  const guard = platformOrUserGuard(db, guards);
   addRoute(app, registry, registerWebhookRoute, {
-    guards: [guards.bearer],
-    handler: ({ body }, request) => webhooks.register(principalOf(request), body),
+    guards: [guard],
+    handler: ({ body }, request) => webhooks.register(callerOf(request), body),
   });
 
   addRoute(app, registry, listWebhooksRoute, {
-    guards: [guards.bearer],
-    handler: (_input, request) => webhooks.list(principalOf(request)),
+    guards: [guard],
+    handler: (_input, request) => webhooks.list(callerOf(request)),
   });
 
   addRoute(app, registry, deleteWebhookRoute, {
-    guards: [guards.bearer],
-    handler: ({ params }, request) => webhooks.remove(principalOf(request), params.webhook_id),
+    guards: [guard],
+    handler: ({ params }, request) => webhooks.remove(callerOf(request), params.webhook_id),
   });
 
   addRoute(app, registry, testWebhookRoute, {
-    guards: [guards.bearer],
-    handler: ({ params }, request) => webhooks.sendTest(principalOf(request), params.webhook_id),
+    guards: [guard],
+    handler: ({ params }, request) => webhooks.sendTest(callerOf(request), params.webhook_id),
   });
 
   addRoute(app, registry, enableWebhookRoute, {
-    guards: [guards.bearer],
-    handler: ({ params }, request) => webhooks.enable(principalOf(request), params.webhook_id),
+    guards: [guard],
+    handler: ({ params }, request) => webhooks.enable(callerOf(request), params.webhook_id),
   });
 
   addRoute(app, registry, rotateWebhookSecretRoute, {
-    guards: [guards.bearer],
-    handler: ({ params }, request) => webhooks.rotateSecret(principalOf(request), params.webhook_id),
+    guards: [guard],
+    handler: ({ params }, request) => webhooks.rotateSecret(callerOf(request), params.webhook_id),
   });
 }

@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { webhookHeaders } from '@vip/shared-schema';
 import { checkWebhookUrl, type Resolver } from './address-guard.js';
+import { openSealedBody } from './sealed-fields.js';
 import { SecretDecryptionError, type SecretEncryption } from './secret-encryption.js';
 
 export interface DeliveryAttempt {
@@ -31,15 +32,17 @@ export interface SenderSettings {
 }
 
 /**
- * One signed POST. The secrets are decrypted here only, to sign. The host is resolved and checked
+ * One signed POST. The secrets are decrypted here only, to sign, and a sealed field of the body opened. The host is resolved and checked
  * again now (DNS may have changed since registration) and the connection goes to exactly the checked
  * address. Redirects are not followed: a 3xx is just a failed attempt. The response body is never
  * read beyond draining it.
  */
 export async function sendWebhook(attempt: DeliveryAttempt, settings: SenderSettings): Promise<AttemptOutcome> {
   let secrets: string[];
+  let body: string;
   try {
     secrets = attempt.storedSecrets.map((stored) => settings.secretEncryption.decrypt(stored, attempt.webhookId));
+    body = openSealedBody(settings.secretEncryption, attempt.body);
   } catch (error) {
     if (error instanceof SecretDecryptionError) return { kind: 'unsigned', reason: error.message };
     throw error;
@@ -49,7 +52,7 @@ export async function sendWebhook(attempt: DeliveryAttempt, settings: SenderSett
   const headers = {
     'content-type': 'application/json',
     'user-agent': 'vip-webhooks/1',
-    ...(await webhookHeaders(secrets, attempt.messageId, attempt.timestampSeconds, attempt.body)),
+    ...(await webhookHeaders(secrets, attempt.messageId, attempt.timestampSeconds, body)),
   };
   const pinned: LookupFunction = (_hostname, options, callback) => {
     if ((options as { all?: boolean }).all) callback(null, [{ address: verdict.address, family: verdict.family }]);
@@ -67,7 +70,7 @@ export async function sendWebhook(attempt: DeliveryAttempt, settings: SenderSett
     req.on('timeout', () => req.destroy(new Error(`no answer within ${settings.timeoutMs} ms`)));
     req.on('error', (error) => resolve({ kind: 'error', reason: error.message }));
     req.on('close', () => clearTimeout(deadline));
-    req.end(attempt.body);
+    req.end(body);
   });
 }
 

@@ -1,6 +1,6 @@
-import { type GateVariant, newWebhookSecret, ProblemError, type WebhookEvent } from '@vip/shared-schema';
-import type { Principal } from '../auth/guard.js';
+import { type GateVariant, newWebhookSecret, PLATFORM_WEBHOOK_EVENTS, ProblemError, type WebhookEvent } from '@vip/shared-schema';
 import type { Database } from '../db/client.js';
+import type { Caller } from '../platforms/caller-guard.js';
 import type { Runtime } from '../runtime.js';
 import { checkWebhookUrl, type Resolver, systemResolver } from './address-guard.js';
 import { SecretDecryptionError, SecretEncryption } from './secret-encryption.js';
@@ -21,24 +21,44 @@ export interface WebhookServiceDeps {
   settings: WebhookSettings;
 }
 
-/** Events that only Variant B produces. */
-const VARIANT_B_EVENTS: readonly WebhookEvent[] = ['voice.detected'];
+/** Events addressed to a platform only: an account's endpoint would never receive them. */
+const PLATFORM_ONLY_EVENTS: readonly WebhookEvent[] = ['license.granted', 'license.request_declined'];
+
+/** Why some of the events cannot be subscribed to by this subscriber, or null when all can. */
+function refusedEvents(subscriber: store.WebhookSubscriber, events: readonly WebhookEvent[]): string | null {
+  if (subscriber.kind === 'platform') {
+    const allowed: readonly WebhookEvent[] = PLATFORM_WEBHOOK_EVENTS;
+    return events.every((event) => allowed.includes(event))
+      ? null
+      : `a platform may subscribe only to ${PLATFORM_WEBHOOK_EVENTS.join(', ')}`;
+  }
+  const platformOnly = events.filter((event) => PLATFORM_ONLY_EVENTS.includes(event));
+  return platformOnly.length === 0 ? null : `${platformOnly.join(', ')} go only to platforms`;
+}
+
+/** An account manages its endpoints (an admin everyone's); a platform key its platform's. */
+function subscriberOf(caller: Caller): store.WebhookSubscriber {
+  return caller.kind === 'platform'
+    ? { kind: 'platform', platformName: caller.platformName }
+    : { kind: 'account', userId: caller.userId, isAdmin: caller.role === 'admin' };
+}
 
 export class WebhookService {
   constructor(private readonly deps: WebhookServiceDeps) {}
 
-  async register(principal: Principal, request: { url: string; secret?: string; events: WebhookEvent[] }) {
+  async register(caller: Caller, request: { url: string; secret?: string; events: WebhookEvent[] }) {
     const { db, runtime, settings } = this.deps;
-    if (settings.gateVariant !== 'B' && request.events.some((event) => VARIANT_B_EVENTS.includes(event))) {
-      throw fieldProblem('body.events', 'voice.detected is only sent by a Variant B deployment');
-    }
+    const subscriber = subscriberOf(caller);
+    const refusal = refusedEvents(subscriber, request.events);
+    if (refusal) throw fieldProblem('body.events', refusal);
     const verdict = await checkWebhookUrl(request.url, settings.sender.resolve, settings.sender.allowLoopback);
     if (!verdict.ok) throw fieldProblem('body.url', verdict.reason);
     const id = runtime.newId();
     const secret = request.secret ?? newWebhookSecret(runtime.randomBytes(24));
     const row = await store.insertEndpoint(db, {
       id,
-      ownerId: principal.userId,
+      ownerId: subscriber.kind === 'account' ? subscriber.userId : null,
+      platformName: subscriber.kind === 'platform' ? subscriber.platformName : null,
       url: verdict.url.toString(),
       events: request.events,
       secret: settings.sender.secretEncryption.encrypt(secret, id),
@@ -54,12 +74,12 @@ export class WebhookService {
     };
   }
 
-  async list(principal: Principal) {
-    return { webhooks: (await store.endpointsOf(this.deps.db, principal.userId)).map(toWebhook) };
+  async list(caller: Caller) {
+    return { webhooks: (await store.endpointsOf(this.deps.db, subscriberOf(caller))).map(toWebhook) };
   }
 
-  async remove(principal: Principal, webhookId: string) {
-    await this.endpointOf(principal, webhookId);
+  async remove(caller: Caller, webhookId: string) {
+    await this.endpointOf(caller, webhookId);
     await store.deleteEndpoint(this.deps.db, webhookId);
     return { webhook_id: webhookId, deleted: true as const };
   }
@@ -68,17 +88,17 @@ export class WebhookService {
    * A receiver that answered 410 Gone is disabled and its queue dropped; its owner may want it back
    * (a redeploy, a mistake). The address is judged again, as at registration.
    */
-  async enable(principal: Principal, webhookId: string) {
+  async enable(caller: Caller, webhookId: string) {
     const { db, settings } = this.deps;
-    const endpoint = await this.endpointOf(principal, webhookId);
+    const endpoint = await this.endpointOf(caller, webhookId);
     const verdict = await checkWebhookUrl(endpoint.url, settings.sender.resolve, settings.sender.allowLoopback);
     if (!verdict.ok) throw fieldProblem('url', verdict.reason);
     return toWebhook(await store.enableEndpoint(db, webhookId));
   }
 
-  async rotateSecret(principal: Principal, webhookId: string) {
+  async rotateSecret(caller: Caller, webhookId: string) {
     const { db, runtime, settings } = this.deps;
-    const endpoint = await this.endpointOf(principal, webhookId);
+    const endpoint = await this.endpointOf(caller, webhookId);
     const secret = newWebhookSecret(runtime.randomBytes(24));
     const until = new Date(runtime.clock.now().getTime() + settings.rotationGraceSeconds * 1000);
     // The old value moves within its row, so it stays encrypted as it was.
@@ -87,9 +107,9 @@ export class WebhookService {
   }
 
   /** One signed `webhook.test` delivery, sent now and reported; it is not queued or retried. */
-  async sendTest(principal: Principal, webhookId: string) {
+  async sendTest(caller: Caller, webhookId: string) {
     const { runtime, settings } = this.deps;
-    const endpoint = await this.endpointOf(principal, webhookId);
+    const endpoint = await this.endpointOf(caller, webhookId);
     const now = runtime.clock.now();
     const messageId = `msg_test_${runtime.newId()}`;
     const body = JSON.stringify({ event: 'webhook.test', voice_id: null, timestamp: now.toISOString(), webhook_id: webhookId });
@@ -132,12 +152,19 @@ export class WebhookService {
     return { reencrypted, unreadable };
   }
 
-  /** Someone else's endpoint answers 404, as a missing one does: ids are not confirmed to strangers. */
-  private async endpointOf(principal: Principal, webhookId: string): Promise<store.EndpointRow> {
+  /**
+   * Someone else's endpoint answers 404, as a missing one does: ids are not confirmed to strangers.
+   * An admin manages accounts' endpoints; a platform's are its own alone.
+   */
+  private async endpointOf(caller: Caller, webhookId: string): Promise<store.EndpointRow> {
+    const subscriber = subscriberOf(caller);
     const endpoint = await store.findEndpoint(this.deps.db, webhookId);
-    if (!endpoint || (endpoint.ownerId !== principal.userId && principal.role !== 'admin')) {
-      throw new ProblemError('not_found', 'No such webhook.');
-    }
+    const visible =
+      endpoint !== null &&
+      (subscriber.kind === 'platform'
+        ? endpoint.platformName === subscriber.platformName
+        : endpoint.ownerId === subscriber.userId || (subscriber.isAdmin && endpoint.ownerId !== null));
+    if (!visible) throw new ProblemError('not_found', 'No such webhook.');
     return endpoint;
   }
 }

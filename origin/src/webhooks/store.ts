@@ -5,6 +5,9 @@ import { domainEvents, users, webhookDeliveries, webhookEndpoints, webhookFanned
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
+/** Who registers and manages endpoints: an account (owner or admin), or a platform through its API key. */
+export type WebhookSubscriber = { kind: 'account'; userId: string; isAdmin: boolean } | { kind: 'platform'; platformName: string };
+
 /** Fan-out runs one process at a time, so deliveries are created in event order. */
 const FAN_OUT_LOCK_KEY = 6_170_003;
 
@@ -13,11 +16,16 @@ export async function insertEndpoint(db: Executor, endpoint: typeof webhookEndpo
   return row!;
 }
 
-export function endpointsOf(db: Executor, ownerId: string): Promise<EndpointRow[]> {
+/** An account's endpoints, or a platform's. */
+export function endpointsOf(db: Executor, subscriber: WebhookSubscriber): Promise<EndpointRow[]> {
   return db
     .select()
     .from(webhookEndpoints)
-    .where(eq(webhookEndpoints.ownerId, ownerId))
+    .where(
+      subscriber.kind === 'account'
+        ? eq(webhookEndpoints.ownerId, subscriber.userId)
+        : eq(webhookEndpoints.platformName, subscriber.platformName),
+    )
     .orderBy(asc(webhookEndpoints.createdAt), asc(webhookEndpoints.id));
 }
 
@@ -73,6 +81,7 @@ export interface PendingEvent {
   id: number;
   eventType: string;
   ownerId: string | null;
+  platformName: string | null;
   payload: unknown;
   occurredAt: Date;
 }
@@ -95,6 +104,7 @@ export function eventsToFanOut(db: Executor, limit: number): Promise<PendingEven
       id: domainEvents.id,
       eventType: domainEvents.eventType,
       ownerId: domainEvents.ownerId,
+      platformName: domainEvents.platformName,
       payload: domainEvents.payload,
       occurredAt: domainEvents.occurredAt,
     })
@@ -109,7 +119,10 @@ export function eventsToFanOut(db: Executor, limit: number): Promise<PendingEven
 
 export interface Subscriber {
   id: string;
-  ownerId: string;
+  /** An account's endpoint… */
+  ownerId: string | null;
+  /** …or a platform's. */
+  platformName: string | null;
   events: string[];
   createdAt: Date;
   ownerIsAdmin: boolean;
@@ -120,12 +133,13 @@ export async function activeSubscribers(db: Executor): Promise<Subscriber[]> {
     .select({
       id: webhookEndpoints.id,
       ownerId: webhookEndpoints.ownerId,
+      platformName: webhookEndpoints.platformName,
       events: webhookEndpoints.events,
       createdAt: webhookEndpoints.createdAt,
       role: users.role,
     })
     .from(webhookEndpoints)
-    .innerJoin(users, eq(users.id, webhookEndpoints.ownerId))
+    .leftJoin(users, eq(users.id, webhookEndpoints.ownerId))
     .where(isNull(webhookEndpoints.disabledAt));
   return rows.map(({ role, ...row }) => ({ ...row, ownerIsAdmin: role === 'admin' }));
 }

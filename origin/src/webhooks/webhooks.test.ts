@@ -1,6 +1,13 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WEBHOOK_HEADERS, type WebhookEvent, webhookDeliverySchema } from '@vip/shared-schema';
+import {
+  LICENSE_TOKEN_PREFIX,
+  PLATFORM_WEBHOOK_EVENTS,
+  sha256Hex,
+  WEBHOOK_HEADERS,
+  type WebhookEvent,
+  webhookDeliverySchema,
+} from '@vip/shared-schema';
 import {
   registeredWebhookSchema,
   rotatedWebhookSecretSchema,
@@ -10,10 +17,12 @@ import {
 import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { webhookDeliveries, webhookEndpoints } from '../db/schema.js';
+import { licenses, webhookDeliveries, webhookEndpoints } from '../db/schema.js';
 import { recordEvent } from '../events/store.js';
 import { BackgroundLoop } from '../jobs/background-loop.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { platformKey } from '../testing/platforms.js';
+import { insertTestVoice } from '../testing/voices.js';
 import type { Resolver } from './address-guard.js';
 import { SecretEncryption } from './secret-encryption.js';
 import { WebhookService, type WebhookSettings, webhookSettings } from './service.js';
@@ -145,11 +154,14 @@ describe('POST /webhooks/register', () => {
     expect(registeredWebhookSchema.parse(response.json()).secret).toBe(secret);
   });
 
-  it('refuses voice.detected outside Variant B', async () => {
+  it('takes voice.detected in either variant (screening sends it), and refuses the events only platforms receive', async () => {
     const owner = await loggedIn(origin);
-    const response = await register(owner.accessToken, { url: receiver.url(), events: ['voice.detected'] });
+    expect((await register(owner.accessToken, { url: receiver.url(), events: ['voice.detected', 'license.requested'] })).statusCode).toBe(
+      201,
+    );
+    const response = await register(owner.accessToken, { url: receiver.url(), events: ['license.granted'] });
     expect(response.statusCode).toBe(422);
-    expect(response.json().errors).toEqual([{ field: 'body.events', message: expect.stringContaining('Variant B') }]);
+    expect(response.json().errors).toEqual([{ field: 'body.events', message: expect.stringContaining('only to platforms') }]);
   });
 
   it('needs a Bearer token', async () => {
@@ -625,5 +637,100 @@ describe('secrets at rest', () => {
     const headers = delivery!.headers as Record<string, string>;
     expect(new Webhook(secret).verify(delivery!.body, headers)).toMatchObject({ event: 'voice.deleted' });
     expect(new Webhook(previous).verify(delivery!.body, headers)).toMatchObject({ event: 'voice.deleted' });
+  });
+});
+
+describe('webhooks of a platform (X-API-Key)', () => {
+  const asKey = (apiKey: string) => ({ 'x-api-key': apiKey });
+  const registerAsPlatform = (apiKey: string, events: WebhookEvent[]) =>
+    origin.app.inject({
+      method: 'POST',
+      url: '/api/v1/webhooks/register',
+      headers: asKey(apiKey),
+      payload: { url: receiver.url(), events },
+    });
+
+  async function platformHook(events: WebhookEvent[] = [...PLATFORM_WEBHOOK_EVENTS]) {
+    const platform = await platformKey(origin, 'Hooked');
+    const response = await registerAsPlatform(platform.apiKey, events);
+    expect(response.statusCode, response.body).toBe(201);
+    return { platform, hook: registeredWebhookSchema.parse(response.json()) };
+  }
+
+  it('registers for its licence events only, and manages its own endpoints alone', async () => {
+    const { platform, hook } = await platformHook();
+    const refused = await registerAsPlatform(platform.apiKey, ['voice.deleted']);
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json().errors).toEqual([{ field: 'body.events', message: expect.stringContaining('license.granted') }]);
+
+    const listed = await origin.app.inject({ method: 'GET', url: '/api/v1/webhooks', headers: asKey(platform.apiKey) });
+    expect(webhookListSchema.parse(listed.json()).webhooks.map((each) => each.webhook_id)).toEqual([hook.webhook_id]);
+    const other = await platformKey(origin, 'Hooked');
+    const admin = await loggedIn(origin, 'admin');
+    const owner = await loggedIn(origin);
+    for (const headers of [asKey(other.apiKey), bearer(admin.accessToken), bearer(owner.accessToken)]) {
+      const removed = await origin.app.inject({ method: 'DELETE', url: `/api/v1/webhooks/${hook.webhook_id}`, headers });
+      expect(removed.statusCode).toBe(404);
+      const list = await origin.app.inject({ method: 'GET', url: '/api/v1/webhooks', headers });
+      expect(list.body).not.toContain(hook.webhook_id);
+    }
+    const wrongKey = await origin.app.inject({ method: 'GET', url: '/api/v1/webhooks', headers: asKey('vip_wrong') });
+    expect(wrongKey.statusCode).toBe(401);
+    const removed = await origin.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/webhooks/${hook.webhook_id}`,
+      headers: asKey(platform.apiKey),
+    });
+    expect(removed.statusCode).toBe(200);
+  });
+
+  it('delivers license.granted to the requesting platform only, the token opened and signed; other platforms and admins get nothing', async () => {
+    const { platform, hook } = await platformHook();
+    const bystander = await platformHook();
+    const admin = await loggedIn(origin, 'admin');
+    const adminHook = await registered(admin.accessToken, ['license.requested', 'license.renewed']);
+    const owner = await loggedIn(origin);
+    const voiceId = await insertTestVoice(origin.database.db, owner.userId, { consentStatus: 'active' });
+    const asked = await origin.app.inject({
+      method: 'POST',
+      url: `/api/v1/voices/${voiceId}/license-requests`,
+      headers: asKey(platform.apiKey),
+      payload: { platform_name: platform.name, scopes: ['podcast'], expires_at: new Date(Date.now() + 86_400_000).toISOString() },
+    });
+    expect(asked.statusCode, asked.body).toBe(201);
+    const requestId = asked.json().request_id as string;
+    const approved = await origin.app.inject({
+      method: 'POST',
+      url: `/api/v1/voices/${voiceId}/license-requests/${requestId}/approve`,
+      headers: bearer(owner.accessToken),
+      payload: {},
+    });
+    expect(approved.statusCode, approved.body).toBe(200);
+    await deliverOnce(workerFor());
+
+    const toPlatform = receiver.received.filter((each) => JSON.parse(each.body).event === 'license.granted');
+    expect(toPlatform).toHaveLength(1);
+    const delivered = toPlatform[0]!;
+    // Verified as a receiver would, with the secret the platform was given at registration.
+    const payload = new Webhook(hook.secret).verify(delivered.body, delivered.headers as Record<string, string>) as Record<string, unknown>;
+    expect(payload).toEqual({
+      event: 'license.granted',
+      timestamp: expect.any(String),
+      voice_id: voiceId,
+      license_id: approved.json().license_id,
+      request_id: requestId,
+      scopes: ['podcast'],
+      expires_at: expect.any(String),
+      license_token: expect.stringMatching(new RegExp(`^${LICENSE_TOKEN_PREFIX}`)),
+    });
+    const [licence] = await origin.database.db.select().from(licenses).where(eq(licenses.id, approved.json().license_id));
+    expect(licence!.tokenHash).toBe(await sha256Hex(payload.license_token as string));
+    // The admin's endpoint got the owner's license.requested, never the platform's event or its token.
+    const toAdmin = (await deliveriesTo(adminHook.webhook_id)).map((row) => row.eventType);
+    expect(toAdmin).toEqual(['license.requested']);
+    expect((await deliveriesTo(bystander.hook.webhook_id)).length).toBe(0);
+    for (const each of receiver.received) {
+      if (each !== delivered) expect(each.body).not.toContain(LICENSE_TOKEN_PREFIX);
+    }
   });
 });

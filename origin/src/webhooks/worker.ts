@@ -171,9 +171,15 @@ export class WebhookWorker {
   }
 }
 
-/** Admins receive every event; an owner the events of their voices. Events without an owner go to admins only. */
+/**
+ * An event addressed to a platform (its own licence or request) goes to that platform's endpoints
+ * and nowhere else, not even to admins: it may carry a licence token. Other events: admins receive
+ * every one, an owner those of their voices; events without an owner go to admins only. A
+ * platform's endpoint receives nothing else.
+ */
 function receives(endpoint: store.Subscriber, event: store.PendingEvent): boolean {
   if (!endpoint.events.includes(event.eventType)) return false;
+  if (event.platformName !== null || endpoint.platformName !== null) return event.platformName === endpoint.platformName;
   return endpoint.ownerIsAdmin || (event.ownerId !== null && event.ownerId === endpoint.ownerId);
 }
 

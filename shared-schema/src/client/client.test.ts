@@ -8,6 +8,7 @@ import {
   isBlocked,
   isNoRegistryRecord,
   ProblemError,
+  screenThenCheck,
 } from './index.js';
 import { type RecordedAnswer, type RecordedRequest, type RecordedServer, startRecordedServer } from './recorded-server.mjs';
 
@@ -297,5 +298,90 @@ describe('the origin client', () => {
     expect(sent.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
     expect(sent.body).toContain('name="audio"; filename="a.wav"');
     expect(sent.body).toContain('name="consent_id"');
+  });
+});
+
+describe('the protection loop in the client', () => {
+  const OTHER_VOICE = '7a2d3b0f-3c1f-4d48-8b62-4e8d2e1f9b22';
+  const screening = {
+    check_id: CHECK_ID,
+    model: 'vip-speaker-v1',
+    matches: [
+      { voice_id: VOICE_ID, confidence: 0.97, license_url: `http://127.0.0.1:8080/licensing?voice_id=${VOICE_ID}` },
+      { voice_id: OTHER_VOICE, confidence: 0.81, license_url: `http://127.0.0.1:8080/licensing?voice_id=${OTHER_VOICE}` },
+    ],
+  };
+
+  it('screens a sample with the API key, then asks the gate about each match, best first', async () => {
+    answer = (req) => {
+      if (req.url === '/api/v1/protect/screen') return { status: 200, body: screening };
+      const voiceId = (JSON.parse(req.body) as { voice_id: string }).voice_id;
+      return { status: 200, body: voiceId === VOICE_ID ? approved : { ...blocked, voice_id: OTHER_VOICE } };
+    };
+    const options = { baseUrl: server.url, apiKey: 'vip_key' };
+    const checks = await screenThenCheck(
+      { origin: createOriginClient(options), gate: createGateClient(options) },
+      { audio: { data: new Uint8Array([1, 2, 3]), filename: 'sample.wav' }, platform_name: 'Acme TTS', intended_use: 'audiobook' },
+    );
+    expect(checks.map(({ match, check }) => [match.voice_id, isApproved(check), isBlocked(check)])).toEqual([
+      [VOICE_ID, true, false],
+      [OTHER_VOICE, false, true],
+    ]);
+    const [screen, ...gateCalls] = server.requests;
+    expect(screen).toMatchObject({ method: 'POST', url: '/api/v1/protect/screen' });
+    expect(screen!.headers['x-api-key']).toBe('vip_key');
+    expect(screen!.body).toContain('name="platform_name"');
+    expect(screen!.body).toContain('name="audio"; filename="sample.wav"');
+    expect(gateCalls.map((call) => JSON.parse(call.body))).toEqual([
+      { voice_id: VOICE_ID, platform_name: 'Acme TTS', intended_use: 'audiobook' },
+      { voice_id: OTHER_VOICE, platform_name: 'Acme TTS', intended_use: 'audiobook' },
+    ]);
+  });
+
+  it('asks no gate question when nothing matched', async () => {
+    answer = () => ({ status: 200, body: { ...screening, matches: [] } });
+    const options = { baseUrl: server.url, apiKey: 'vip_key' };
+    const checks = await screenThenCheck(
+      { origin: createOriginClient(options), gate: createGateClient(options) },
+      { audio: new Blob([new Uint8Array([1])]), platform_name: 'Acme TTS', intended_use: 'podcast' },
+    );
+    expect(checks).toEqual([]);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('requests a licence and reads the request back', async () => {
+    const created = {
+      request_id: JTI,
+      voice_id: VOICE_ID,
+      platform_name: 'Acme TTS',
+      scopes: ['audiobook'],
+      expires_at: '2027-01-01T00:00:00.000Z',
+      status: 'pending',
+      created_at: '2026-05-01T12:00:00.000Z',
+    };
+    answer = () => ({ status: 201, body: created });
+    const origin = createOriginClient({ baseUrl: server.url, apiKey: 'vip_key' });
+    const request = await origin.protect.requestLicense(VOICE_ID, {
+      platform_name: 'Acme TTS',
+      scopes: ['audiobook'],
+      expires_at: created.expires_at,
+      message: 'For our audiobooks',
+    });
+    expect(request.status).toBe('pending');
+    expect(server.requests[0]).toMatchObject({ method: 'POST', url: `/api/v1/voices/${VOICE_ID}/license-requests` });
+    answer = () => ({
+      status: 200,
+      body: {
+        ...created,
+        message: null,
+        status: 'approved',
+        answered_at: created.created_at,
+        license_id: CHECK_ID,
+        decline_reason: null,
+        closed_reason: null,
+      },
+    });
+    expect((await origin.protect.licenseRequest(JTI)).license_id).toBe(CHECK_ID);
+    expect(server.requests[1]!.url).toBe(`/api/v1/license-requests/${JTI}`);
   });
 });

@@ -28,7 +28,9 @@ export {
   type EnrollInput,
   type OriginClient,
   type OriginClientOptions,
+  type ScreenInput,
 } from './origin.js';
+export { type ScreenedCheck, type ScreenThenCheckInput, screenThenCheck } from './protect.js';
 export {
   type HeaderSource,
   type VerifiedWebhook,

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import * as audit from '../routes/origin-audit.js';
 import * as identity from '../routes/origin-identity.js';
+import * as licenseRequests from '../routes/origin-license-requests.js';
 import * as registry from '../routes/origin-registry.js';
 import * as voices from '../routes/origin-voices.js';
 import * as webhooks from '../routes/origin-webhooks.js';
@@ -27,6 +28,7 @@ export type OriginClientOptions = ClientOptions;
 export type AudioInput = Blob | { data: Blob | ArrayBuffer | Uint8Array; filename: string; type?: string };
 
 export type EnrollInput = z.input<typeof enrollFieldsSchema> & { audio: readonly AudioInput[] };
+export type ScreenInput = { audio: AudioInput; platform_name: string };
 export type CompareInput = { audio1: AudioInput } & ({ audio2: AudioInput; voice_id?: never } | { voice_id: string; audio2?: never });
 
 /** Spelled this way because the DOM and Node typings name the part type differently. */
@@ -109,6 +111,40 @@ export function createOriginClient(options: OriginClientOptions) {
         if (input.voice_id !== undefined) form.set('voice_id', input.voice_id);
         return call(voices.compareVoicesRoute, { body: form }, o);
       },
+    },
+    /** A platform's side of the protection loop (API key; screening also for admins). */
+    protect: {
+      /** Which protected voices a recording is: up to 5 matches above the calibrated point, best first; `[]` when none. */
+      screen: (input: ScreenInput, o?: CallOptions) => {
+        const form = new FormData();
+        appendAudio(form, 'audio', input.audio, 1);
+        form.set('platform_name', input.platform_name);
+        return call(voices.screenSampleRoute, { body: form }, o);
+      },
+      /** Asks a voice's owner for a licence; the answer comes as `license.granted` or `license.request_declined`. */
+      requestLicense: (voiceId: string, body: BodyOf<typeof licenseRequests.requestLicenseRoute>, o?: CallOptions) =>
+        json(licenseRequests.requestLicenseRoute, body, { voice_id: voiceId }, o),
+      /** One of the platform's own requests. */
+      licenseRequest: (requestId: string, o?: CallOptions) =>
+        call(licenseRequests.getLicenseRequestRoute, { params: { request_id: requestId } }, o),
+    },
+    /** An owner's side: the platforms' requests for licences of their voices. */
+    licenseRequests: {
+      list: (voiceId: string, query: QueryOf<typeof licenseRequests.listLicenseRequestsRoute> = {}, o?: CallOptions) =>
+        call(licenseRequests.listLicenseRequestsRoute, { params: { voice_id: voiceId }, query }, o),
+      /** Creates the licence (the request's terms unless others are given); its token goes to the platform only. */
+      approve: (
+        voiceId: string,
+        requestId: string,
+        body: BodyOf<typeof licenseRequests.approveLicenseRequestRoute> = {},
+        o?: CallOptions,
+      ) => json(licenseRequests.approveLicenseRequestRoute, body, { voice_id: voiceId, request_id: requestId }, o),
+      decline: (
+        voiceId: string,
+        requestId: string,
+        body: BodyOf<typeof licenseRequests.declineLicenseRequestRoute> = {},
+        o?: CallOptions,
+      ) => json(licenseRequests.declineLicenseRequestRoute, body, { voice_id: voiceId, request_id: requestId }, o),
     },
     webhooks: {
       register: (body: BodyOf<typeof webhooks.registerWebhookRoute>, o?: CallOptions) =>

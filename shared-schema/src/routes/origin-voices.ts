@@ -2,6 +2,7 @@ import { defineRoute } from '../contract.js';
 import { comparisonResultSchema } from '../detection.js';
 import { limits } from '../limits.js';
 import { AUDIO_PROBLEM_CODES } from '../problem.js';
+import { screeningResultSchema } from '../screening.js';
 import {
   consentSchema,
   decideVoiceReviewRequestSchema,
@@ -130,4 +131,23 @@ export const decideVoiceReviewRoute = defineRoute({
   body: decideVoiceReviewRequestSchema,
   success: { status: 200, description: 'The voice after the decision', schema: voiceReviewOutcomeSchema },
   problems: [...adminProblems, 'malformed_json', 'not_found', 'conflict'],
+});
+
+export const screenSampleRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/protect/screen',
+  operationId: 'screenSample',
+  summary:
+    "Find which protected voices a recording is (1:N over the enrolled voices): up to 5 above the model's calibrated sample-vs-enrolled search point, best first, each with its licensing page; the owners of voices the platform holds no live licence for are told (`voice.detected`). The recording is not kept",
+  tag: 'detection',
+  auth: ['apiKey', 'bearer'],
+  multipart: {
+    audio: { description: `the recording to screen (${AUDIO_FORMATS})`, file: true, required: true },
+    platform_name: {
+      description: "the caller's platform, exactly as its API key is registered (an administrator names any)",
+      required: true,
+    },
+  },
+  success: { status: 200, description: 'Screening result', schema: screeningResultSchema },
+  problems: [...bearerProblems, 'invalid_credentials', 'forbidden', 'platform_mismatch', ...audioProblems, 'rate_limited'],
 });

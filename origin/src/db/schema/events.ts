@@ -12,8 +12,10 @@ export const domainEvents = pgTable(
     id: bigserial('id', { mode: 'number' }).primaryKey(),
     eventType: text('event_type', { enum: WEBHOOK_EVENTS }).notNull(),
     voiceId: uuid('voice_id'),
-    /** Whose subscriptions may receive it: the voice owner's, or every subscriber of the event when null. */
+    /** Whose subscriptions may receive it: the voice owner's (and admins'), or admins' only when null. */
     ownerId: uuid('owner_id'),
+    /** Set for an event about a platform's own licence or request: only that platform's endpoints receive it. */
+    platformName: text('platform_name'),
     /** The delivery body (spec 2.8 / 6.2) without secrets or biometric data. */
     payload: jsonb('payload').notNull(),
     occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull().default(sql`now()`),

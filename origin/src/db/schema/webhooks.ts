@@ -1,15 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { domainEvents } from './events.js';
 import { users } from './identity.js';
+import { platforms } from './platforms.js';
 
 export const webhookEndpoints = pgTable(
   'webhook_endpoints',
   {
     id: uuid('id').primaryKey(),
-    ownerId: uuid('owner_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
+    /** The account that registered it; null for a platform's endpoint. */
+    ownerId: uuid('owner_id').references(() => users.id, { onDelete: 'cascade' }),
+    /** The platform whose API key registered it; null for an account's endpoint. */
+    platformName: text('platform_name').references(() => platforms.name, { onDelete: 'cascade' }),
     url: text('url').notNull(),
     /** WebhookEvent names. */
     events: jsonb('events').$type<string[]>().notNull(),
@@ -25,7 +27,11 @@ export const webhookEndpoints = pgTable(
     disabledAt: timestamp('disabled_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
   },
-  (table) => [index('webhook_endpoints_owner_idx').on(table.ownerId, table.createdAt)],
+  (table) => [
+    index('webhook_endpoints_owner_idx').on(table.ownerId, table.createdAt),
+    index('webhook_endpoints_platform_idx').on(table.platformName, table.createdAt),
+    check('webhook_endpoints_one_subscriber', sql`(${table.ownerId} is null) <> (${table.platformName} is null)`),
+  ],
 );
 
 /**

@@ -1,4 +1,6 @@
 import { ProblemError } from '@vip/shared-schema';
+import { type SQL, sql } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 
 /** A position in a list ordered by (time, id): the last row of the previous page. */
 export interface TimeCursor {
@@ -19,4 +21,9 @@ export function decodeCursor(cursor: string): TimeCursor {
     });
   }
   return { at, id };
+}
+
+/** The rows after `after` in a newest-first list ordered by (time, id); no condition on the first page. */
+export function olderThan(time: PgColumn, id: PgColumn, after: TimeCursor | null): SQL | undefined {
+  return after ? sql`(${time}, ${id}) < (${after.at.toISOString()}::timestamptz, ${after.id}::uuid)` : undefined;
 }

@@ -1,0 +1,30 @@
+import { type IntendedUse, LICENSE_REQUEST_STATUSES } from '@vip/shared-schema';
+import { sql } from 'drizzle-orm';
+import { index, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+
+/**
+ * A platform's request for a licence of a voice (DESIGN section 9), answered by the voice's owner.
+ * `voice_id` has no foreign key: deleting the voice closes its pending requests, and the platform
+ * can still read what became of them. The licence token of an approval is never stored here.
+ */
+export const licenseRequests = pgTable(
+  'license_requests',
+  {
+    id: uuid('id').primaryKey(),
+    voiceId: uuid('voice_id').notNull(),
+    platformName: text('platform_name').notNull(),
+    scopes: text('scopes').array().notNull().$type<IntendedUse[]>(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    message: text('message'),
+    status: text('status', { enum: LICENSE_REQUEST_STATUSES }).notNull().default('pending'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    answeredAt: timestamp('answered_at', { withTimezone: true }),
+    licenseId: uuid('license_id'),
+    declineReason: text('decline_reason'),
+    closedReason: text('closed_reason', { enum: ['consent_withdrawn', 'voice_deleted'] }),
+  },
+  (table) => [
+    uniqueIndex('license_requests_one_pending_idx').on(table.voiceId, table.platformName).where(sql`${table.status} = 'pending'`),
+    index('license_requests_voice_idx').on(table.voiceId, table.createdAt, table.id),
+  ],
+);

@@ -1,0 +1,49 @@
+import { ProblemError } from '@vip/shared-schema';
+import { and, eq, lt, sql } from 'drizzle-orm';
+import type { Database } from '../db/client.js';
+import { rateLimitWindows } from '../db/schema.js';
+import type { Clock } from '../runtime.js';
+
+export interface RateLimit {
+  /** What is limited, e.g. `screening`; counted apart from every other limit of the same credential. */
+  name: string;
+  callsPerMinute: number;
+}
+
+const WINDOW_MS = 60_000;
+
+/**
+ * Counts a credential's calls in fixed one-minute windows held in the database, so the limit holds
+ * across origin processes; a call past the limit is a 429 with Retry-After (the seconds until the
+ * window ends). The credential's earlier windows are dropped as it goes, so the table stays small.
+ */
+export class RateLimiter {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  async take(limit: RateLimit, credential: string): Promise<void> {
+    const now = this.clock.now().getTime();
+    const windowStart = new Date(now - (now % WINDOW_MS));
+    const subject = `${limit.name}:${credential}`;
+    const calls = await this.db.transaction(async (tx) => {
+      await tx.delete(rateLimitWindows).where(and(eq(rateLimitWindows.subject, subject), lt(rateLimitWindows.windowStart, windowStart)));
+      const [row] = await tx
+        .insert(rateLimitWindows)
+        .values({ subject, windowStart, calls: 1 })
+        .onConflictDoUpdate({
+          target: [rateLimitWindows.subject, rateLimitWindows.windowStart],
+          set: { calls: sql`${rateLimitWindows.calls} + 1` },
+        })
+        .returning({ calls: rateLimitWindows.calls });
+      return row!.calls;
+    });
+    if (calls > limit.callsPerMinute) {
+      const retryAfter = Math.max(1, Math.ceil((windowStart.getTime() + WINDOW_MS - now) / 1000));
+      throw new ProblemError('rate_limited', `At most ${limit.callsPerMinute} ${limit.name} calls per minute per credential.`, {
+        headers: { 'retry-after': String(retryAfter) },
+      });
+    }
+  }
+}

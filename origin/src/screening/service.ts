@@ -1,0 +1,162 @@
+import {
+  type AuditRecord,
+  ProblemError,
+  platformName as platformNameSchema,
+  SCREENING_MAX_MATCHES,
+  type ScreeningMatch,
+  type ScreeningResult,
+} from '@vip/shared-schema';
+import { queueAuditRecords } from '../audit/queue.js';
+import type { Database, Executor } from '../db/client.js';
+import { recordEvent } from '../events/store.js';
+import type { MultipartForm } from '../http/multipart-form.js';
+import type { RateLimiter } from '../http/rate-limit.js';
+import { holdsLiveLicense } from '../licenses/store.js';
+import type { Caller } from '../platforms/caller-guard.js';
+import type { Runtime } from '../runtime.js';
+import type { EmbedFileResult, VoiceprintEngine } from '../voiceprint/index.js';
+import { type NearVoice, nearestVoices } from '../voices/store.js';
+
+export interface ScreeningServiceDeps {
+  db: Database;
+  runtime: Runtime;
+  limiter: RateLimiter;
+  /** Absent in processes that serve no audio: screening answers 503. */
+  engine?: VoiceprintEngine;
+  screeningPerMinute: number;
+  /** The public licensing page; a match's `license_url` is this with `?voice_id=`. */
+  licensingUrl: string;
+}
+
+const formProblem = (field: string, message: string) =>
+  new ProblemError('validation_failed', 'The multipart form is invalid.', { errors: [{ field: `body.${field}`, message }] });
+
+interface ScoredMatch {
+  voice: NearVoice;
+  confidence: number;
+  licensed: boolean;
+}
+
+/**
+ * Screening (DESIGN section 9): which protected voices a recording is. A 1:N search over the
+ * enrolled voices at the model's calibrated sample-vs-enrolled search point, answering only the
+ * voices at or above it (nothing about the others). The recording and its embedding live only in
+ * this call; the audit entry holds the embedding's hash and the matches.
+ */
+export class ScreeningService {
+  constructor(private readonly deps: ScreeningServiceDeps) {}
+
+  /**
+   * Who may screen, and the per-credential limit: both before the form is read, so a flood costs the
+   * service one row update per call, not an upload.
+   */
+  async admit(caller: Caller): Promise<void> {
+    if (caller.kind === 'user' && caller.role !== 'admin') {
+      throw new ProblemError('forbidden', 'Screening is for platform API keys and administrators.');
+    }
+    const credential = caller.kind === 'platform' ? `key:${caller.keyId}` : `user:${caller.userId}`;
+    await this.deps.limiter.take({ name: 'screening', callsPerMinute: this.deps.screeningPerMinute }, credential);
+  }
+
+  /** Call after admit. */
+  async screen(caller: Caller, form: MultipartForm): Promise<ScreeningResult> {
+    const { db, runtime } = this.deps;
+    const engine = this.deps.engine;
+    const platformName = this.platformOf(caller, form.fields.get('platform_name'));
+    const audio = form.files.get('audio')?.[0];
+    if (!audio) throw formProblem('audio', 'an audio file is required');
+    if (!engine) throw new ProblemError('unavailable', 'This process has no voiceprint engine.');
+
+    const sample = await engine.embedFile(audio);
+    const checkId = runtime.newId();
+    const now = runtime.clock.now();
+    const matches = await db.transaction(async (tx) => {
+      const scored = await this.matchesOf(tx, engine, sample, platformName, now);
+      for (const match of scored.filter((each) => !each.licensed)) {
+        // Spec 6.2: the owner learns which platform holds a recording of the voice; the recording is not kept.
+        const fields = {
+          owner_id: match.voice.ownerId,
+          platform: platformName,
+          confidence: match.confidence,
+          audio_url: null,
+          action_required: true,
+        };
+        await recordEvent(tx, { type: 'voice.detected', voiceId: match.voice.voiceId, ownerId: match.voice.ownerId, fields }, now);
+      }
+      await queueAuditRecords(
+        tx,
+        [this.auditRecord(checkId, caller, platformName, engine.embeddingHash(sample.embedding, sample.model), scored, now)],
+        now,
+      );
+      return scored;
+    });
+    return { check_id: checkId, model: sample.model, matches: matches.map((match) => this.answer(match)) };
+  }
+
+  /** A key screens as its own platform only, as at the gate; an administrator names one. */
+  private platformOf(caller: Caller, given: string | undefined): string {
+    if (given === undefined) throw formProblem('platform_name', 'required');
+    const parsed = platformNameSchema.safeParse(given);
+    if (!parsed.success) throw formProblem('platform_name', parsed.error.issues[0]?.message ?? 'not a platform name');
+    if (caller.kind === 'platform' && caller.platformName !== parsed.data) {
+      throw new ProblemError('platform_mismatch', 'platform_name does not match the API key.');
+    }
+    return parsed.data;
+  }
+
+  /**
+   * Voices held for review (or in any state but ready) are not disclosed: a match names a voice
+   * and its licensing page, which only a voice in the registry may have.
+   */
+  private async matchesOf(tx: Executor, engine: VoiceprintEngine, sample: EmbedFileResult, platformName: string, now: Date) {
+    const point = engine.points(sample.model).sample_vs_enrolled.search;
+    const nearest = await nearestVoices(tx, sample, null, SCREENING_MAX_MATCHES);
+    const scored: ScoredMatch[] = [];
+    for (const voice of nearest) {
+      if (voice.similarity < point || voice.status !== 'ready') continue;
+      const shorterSeconds = Math.min(sample.speechSeconds, voice.speechSeconds);
+      const calibrated = engine.score(sample.model, 'sample_vs_enrolled', voice.similarity, shorterSeconds);
+      const licensed = await holdsLiveLicense(tx, voice.voiceId, platformName, now);
+      scored.push({ voice, confidence: calibrated?.probability ?? voice.similarity, licensed });
+    }
+    return scored;
+  }
+
+  private answer(match: ScoredMatch): ScreeningMatch {
+    const url = new URL(this.deps.licensingUrl);
+    url.searchParams.set('voice_id', match.voice.voiceId);
+    return { voice_id: match.voice.voiceId, confidence: match.confidence, license_url: url.toString() };
+  }
+
+  /**
+   * One entry per screening, under the screening platform (which reads it in its audit log) and no
+   * voice (so one owner reading the entries of their voice never sees another voice's match). The
+   * reason holds the sample's embedding hash and each match with its confidence and cosine.
+   */
+  private auditRecord(
+    checkId: string,
+    caller: Caller,
+    platformName: string,
+    sampleHash: string,
+    matches: readonly ScoredMatch[],
+    now: Date,
+  ): AuditRecord {
+    const listed = matches.map((match) => `${match.voice.voiceId}:${match.confidence.toFixed(4)}:${match.voice.similarity.toFixed(4)}`);
+    return {
+      check_id: checkId,
+      kind: 'screening',
+      decided_at: now.toISOString(),
+      voice_id: null,
+      platform_name: platformName,
+      intended_use: null,
+      decision: null,
+      action: 'screened',
+      reason: `sample=${sampleHash};matches=${listed.join(',')}`,
+      license_status: null,
+      consent_status: null,
+      caller_type: caller.kind === 'platform' ? 'api_key' : 'user',
+      caller_id: caller.kind === 'platform' ? caller.keyId : caller.userId,
+      token_jti: null,
+    };
+  }
+}
