@@ -42,6 +42,7 @@ const {
   app,
   auth,
   audit,
+  tlog,
   webhooks: webhookService,
 } = await buildServer({
   db: database.db,
@@ -54,6 +55,7 @@ const {
   requestTimeoutMs: config.requestTimeoutMs,
   voiceprint,
   checkpoints,
+  tlogOrigin: config.tlog.origin,
   webhooks,
 });
 app.log.info({ model: voiceprint.model.name, backend: voiceprint.backend }, 'voiceprint engine ready');
@@ -105,8 +107,10 @@ const auditAndWebhooks = createAuditAndWebhookJobs({
   clock: systemRuntime.clock,
   log: app.log,
   audit,
+  tlog,
   edge: config.edge,
   checkpointIntervalMs: config.auditCheckpointIntervalMs,
+  tlogCheckpointIntervalMs: config.tlog.checkpointIntervalMs,
   webhookSender: webhooks.sender,
   retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
 });

@@ -15,5 +15,6 @@ export * from './internal-auth.js';
 export * from './licenses.js';
 export * from './limits.js';
 export * from './problem.js';
+export * from './tlog.js';
 export * from './voices.js';
 export * from './webhooks.js';

@@ -16,6 +16,10 @@ export interface RouteOptions<C extends RouteContract> {
   /** Runs before validation, so an unauthenticated caller learns nothing about the request shape. */
   guards?: preHandlerAsyncHookHandler[];
   handler: (input: RouteInput<C>, request: FastifyRequest) => Promise<SuccessBody<C>> | SuccessBody<C>;
+  /** Sent with every success (caching, mostly). */
+  headers?: Record<string, string>;
+  /** The router's URL where the contract's OpenAPI path cannot say it: a wildcard taking slashes. */
+  url?: string;
 }
 
 /** Every contract registered on the app, in order; /openapi.json is generated from this list. */
@@ -34,7 +38,7 @@ export function addRoute<C extends RouteContract>(
   registry.push(contract);
   app.route({
     method: contract.method.toUpperCase() as Uppercase<C['method']>,
-    url: routerPath(contract),
+    url: options.url ?? routerPath(contract),
     preHandler: options.guards ?? [],
     handler: async (request, reply) => {
       const input = {
@@ -46,6 +50,7 @@ export function addRoute<C extends RouteContract>(
       const result = await options.handler(input, request);
       reply.code(contract.success.status);
       if (contract.success.contentType) reply.type(contract.success.contentType);
+      if (options.headers) reply.headers(options.headers);
       return result;
     },
   });

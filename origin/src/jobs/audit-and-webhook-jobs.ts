@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuditService } from '../audit/service.js';
+import type { TransparencyLog } from '../audit/tlog-service.js';
 import type { Database } from '../db/client.js';
 import type { Clock } from '../runtime.js';
 import type { SenderSettings } from '../webhooks/sender.js';
@@ -12,9 +13,12 @@ export interface AuditAndWebhookJobsOptions {
   clock: Clock;
   log: FastifyBaseLogger;
   audit: AuditService;
+  tlog: TransparencyLog;
   /** Null: nothing to collect (no edge configured). */
   edge: { url: string; internalSecret: string } | null;
   checkpointIntervalMs: number;
+  /** How often the transparency log's checkpoint is signed when the tree grew: the longest a new entry waits for a receipt. */
+  tlogCheckpointIntervalMs: number;
   webhookSender: SenderSettings;
   retryScheduleSeconds: readonly number[];
 }
@@ -50,6 +54,15 @@ export function createAuditAndWebhookJobs(options: AuditAndWebhookJobsOptions) {
     idleMs: options.checkpointIntervalMs,
     log,
   });
+  const tlogCheckpoints = new BackgroundLoop({
+    name: 'tlog-checkpoints',
+    round: async () => {
+      await options.tlog.signCheckpoint();
+      return 'idle';
+    },
+    idleMs: options.tlogCheckpointIntervalMs,
+    log,
+  });
   const collector = options.edge
     ? new AuditCollector({
         db,
@@ -65,7 +78,7 @@ export function createAuditAndWebhookJobs(options: AuditAndWebhookJobsOptions) {
   const collecting = collector
     ? new BackgroundLoop({ name: 'audit-collector', round: () => collector.collectOnce(), idleMs: COLLECT_POLL_MS, log })
     : null;
-  const loops = [appender, checkpoints, webhooks, ...(collecting ? [collecting] : [])];
+  const loops = [appender, checkpoints, tlogCheckpoints, webhooks, ...(collecting ? [collecting] : [])];
   return {
     start: () => {
       for (const loop of loops) loop.start();

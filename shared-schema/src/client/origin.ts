@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import * as audit from '../routes/origin-audit.js';
 import * as identity from '../routes/origin-identity.js';
 import * as registry from '../routes/origin-registry.js';
+import * as tlog from '../routes/origin-tlog.js';
 import * as voices from '../routes/origin-voices.js';
 import * as webhooks from '../routes/origin-webhooks.js';
 import type { enrollFieldsSchema } from '../voices.js';
@@ -125,6 +126,12 @@ export function createOriginClient(options: OriginClientOptions) {
         call(audit.auditCheckpointsRoute, { query }, o),
       latestCheckpoint: (o?: CallOptions) => call(audit.latestAuditCheckpointRoute, {}, o),
       checkpointKeys: (o?: CallOptions) => call(audit.auditCheckpointKeysRoute, {}, o),
+      /**
+       * The receipt of one entry (same visibility as the entry); check it with `verifyReceipt` and the
+       * log's verifier key. Throws a ProblemError `receipt_pending` (with Retry-After) until a signed
+       * checkpoint covers the entry.
+       */
+      receipt: (checkId: string, o?: CallOptions) => call(tlog.auditReceiptRoute, { params: { check_id: checkId } }, o),
     },
   };
 }
