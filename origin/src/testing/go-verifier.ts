@@ -1,0 +1,44 @@
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/**
+ * test/tlog-verify, the Go program that checks the transparency log with golang.org/x/mod/sumdb.
+ * Built offline from Debian's sources (golang-go, golang-golang-x-mod-dev) in GOPATH mode; where
+ * they are not installed, `goMissing` says why and the tests that need it skip.
+ */
+
+const GOPATH = '/usr/share/gocode';
+const SOURCE = fileURLToPath(new URL('../../../test/tlog-verify/', import.meta.url));
+
+function missing(): string | null {
+  if (spawnSync('go', ['version']).error) return 'go is not installed (apt-get install golang-go golang-golang-x-mod-dev)';
+  if (!existsSync(join(GOPATH, 'src/golang.org/x/mod/sumdb/tlog')))
+    return `golang.org/x/mod is not under ${GOPATH} (apt-get install golang-golang-x-mod-dev)`;
+  return null;
+}
+
+export const goMissing = missing();
+
+const run = promisify(execFile);
+
+/** Builds the verifier once per call; returns a function that runs it and answers its output line and whether it passed. */
+export async function buildGoVerifier(): Promise<(args: readonly string[]) => Promise<{ ok: boolean; output: string }>> {
+  const dir = mkdtempSync(join(tmpdir(), 'vip-tlog-verify-'));
+  const binary = join(dir, 'tlog-verify');
+  const env = { ...process.env, GO111MODULE: 'off', GOPATH, GOFLAGS: '', GOCACHE: join(dir, 'cache'), GOTOOLCHAIN: 'local' };
+  await run('go', ['build', '-o', binary, '.'], { cwd: SOURCE, env });
+  return async (args) => {
+    try {
+      const { stdout } = await run(binary, [...args]);
+      return { ok: true, output: stdout.trim() };
+    } catch (error) {
+      const failed = error as { stdout?: string; stderr?: string; code?: number };
+      if (failed.code !== 1) throw error;
+      return { ok: false, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}`.trim() };
+    }
+  };
+}
