@@ -62,7 +62,7 @@ export async function appendPendingBatch(db: Database, clock: Clock, batchSize: 
 }
 
 /** Adds entries (their canonical JSON, the leaf bytes) to a tree of `size` leaves, in seq order. */
-async function extendTree(tx: Executor, size: number, entryJsons: readonly string[]): Promise<void> {
+export async function extendTree(tx: Executor, size: number, entryJsons: readonly string[]): Promise<void> {
   if (entryJsons.length === 0) return;
   const tiles = await tlogStore.readTiles(tx, edgeTiles(size));
   const { written, root } = appendLeaves(tiles, size, entryJsons.map(leafHash));

@@ -13,7 +13,7 @@ import {
 import type { Database } from '../db/client.js';
 import type { Clock } from '../runtime.js';
 import type { CheckpointSigner } from './checkpoints.js';
-import { inclusionRanges, TileHashes, tilesForRanges } from './merkle.js';
+import { inclusionRanges, TileHashes, type TileKey, tileKey, tilesForRanges } from './merkle.js';
 import * as store from './store.js';
 import * as tlogStore from './tlog-store.js';
 
@@ -30,8 +30,12 @@ export interface TransparencyLogDeps {
  * The audit chain's entries as a transparency log: C2SP checkpoints signed over the Merkle tree the
  * appender keeps (appender.ts), the tree's tiles, and receipts (tlog-proof) for single entries.
  */
+/** Full tiles kept in memory (8 KiB each): they never change, and tile fetches and proofs read the same few again and again. */
+const FULL_TILE_CACHE = 2_048;
+
 export class TransparencyLog {
   private readonly keyId: Promise<Uint8Array>;
+  private readonly fullTiles = new Map<string, Buffer>();
 
   constructor(private readonly deps: TransparencyLogDeps) {
     this.keyId = noteKeyId(deps.origin, deps.checkpoints.publicKey);
@@ -76,12 +80,34 @@ export class TransparencyLog {
 
   /** A tile's hashes: a partial tile of any width the tree has reached, a full tile once it holds 256. */
   async tile({ level, index, width }: TileAddress): Promise<Buffer> {
-    const stored = (await tlogStore.readTiles(this.deps.db, [{ level, index }])).get(`${level}/${index}`);
+    const stored = (await this.readTiles([{ level, index }])).get(tileKey(level, index));
     if (!stored || stored.length < width * HASH_SIZE) {
       const what = width === TILE_WIDTH ? 'full tile' : `tile of width ${width}`;
       throw new ProblemError('not_found', `The tree has no ${what} at level ${level}, index ${index} (yet).`);
     }
     return stored.subarray(0, width * HASH_SIZE);
+  }
+
+  /** RFC 6962 inclusion path of leaf `index` in the tree of `size`, from the few tiles it touches. */
+  async inclusionProof(index: number, size: number): Promise<Buffer[]> {
+    return new TileHashes(await this.readTiles(tilesForRanges(inclusionRanges(index, size)))).inclusionProof(index, size);
+  }
+
+  /** Tiles for serving and proofs: full ones from memory when read before (signing reads the table itself). */
+  private async readTiles(keys: readonly TileKey[]): Promise<Map<string, Buffer>> {
+    const found = new Map<string, Buffer>();
+    const missing = keys.filter((key) => {
+      const cached = this.fullTiles.get(tileKey(key.level, key.index));
+      if (cached) found.set(tileKey(key.level, key.index), cached);
+      return !cached;
+    });
+    for (const [key, tile] of await tlogStore.readTiles(this.deps.db, missing)) {
+      found.set(key, tile);
+      if (tile.length < TILE_WIDTH * HASH_SIZE) continue;
+      if (this.fullTiles.size >= FULL_TILE_CACHE) this.fullTiles.delete(this.fullTiles.keys().next().value!);
+      this.fullTiles.set(key, tile);
+    }
+    return found;
   }
 
   /**
@@ -98,8 +124,7 @@ export class TransparencyLog {
     const index = entry.seq - 1;
     const state = await tlogStore.tlogState(db);
     if (!state.signedNote || state.signedSize <= index) throw receiptPending('No signed checkpoint covers the entry yet.');
-    const tiles = await tlogStore.readTiles(db, tilesForRanges(inclusionRanges(index, state.signedSize)));
-    const path = new TileHashes(tiles).inclusionProof(index, state.signedSize);
+    const path = await this.inclusionProof(index, state.signedSize);
     return {
       check_id: JSON.parse(entry.entryJson).check_id as string,
       index,

@@ -1,0 +1,240 @@
+import { randomInt } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
+import { TILE_WIDTH, tilePath } from '@vip/shared-schema';
+import { extendTree } from '../../origin/src/audit/appender.js';
+import { createCheckpointSigner } from '../../origin/src/audit/checkpoints.js';
+import { appendLeaves, edgeTiles, leafHash, tileKey } from '../../origin/src/audit/merkle.js';
+import { queueAuditRecords } from '../../origin/src/audit/queue.js';
+import { gateRecord } from '../../origin/src/audit/test-records.js';
+import { TransparencyLog } from '../../origin/src/audit/tlog-service.js';
+import * as tlogStore from '../../origin/src/audit/tlog-store.js';
+import { generateSigningJwk } from '../../origin/src/auth/access-tokens.js';
+import type { Database } from '../../origin/src/db/client.js';
+import { createAuditAndWebhookJobs } from '../../origin/src/jobs/audit-and-webhook-jobs.js';
+import { systemRuntime } from '../../origin/src/runtime.js';
+import { openTestDatabase } from '../../origin/src/testing/database.js';
+import { startTestOrigin, type TestOrigin } from '../../origin/src/testing/origin.js';
+import { webhookSettings } from '../../origin/src/webhooks/service.js';
+import type { Bench, Figure } from './bench.js';
+import { measureLoad } from './support/load.js';
+import { percentile, round } from './support/stats.js';
+
+const ADMIN = { kind: 'admin' } as const;
+const TLOG_CHECKPOINT_INTERVAL_MS = 250;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const cpuSeconds = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+};
+
+/**
+ * Appends through the appender, then the same entries added to an empty tree in another database
+ * the way the appender does (batches of 1,000, one transaction each): the tree's share of the time.
+ */
+async function measureAppends(origin: TestOrigin, count: number) {
+  for (let i = 0; i < count; i += 1_000) {
+    await queueAuditRecords(
+      origin.database.db,
+      Array.from({ length: Math.min(1_000, count - i) }, () => gateRecord()),
+      new Date(),
+    );
+  }
+  let started = performance.now();
+  const cpuStarted = cpuSeconds();
+  while ((await origin.audit.appendPending()).more);
+  const appendSeconds = (performance.now() - started) / 1000;
+  const appendCpuSeconds = cpuSeconds() - cpuStarted;
+  const leaves = await tlogStore.entryJsonsBetween(origin.database.db, 1, count);
+  if ((await tlogStore.tlogState(origin.database.db)).treeSize < count || leaves.length !== count)
+    throw new Error('the tree did not grow with the chain');
+  const treeOnly = await openTestDatabase();
+  try {
+    started = performance.now();
+    for (let at = 0; at < count; at += 1_000) {
+      await treeOnly.db.transaction((tx) => extendTree(tx, at, leaves.slice(at, at + 1_000)));
+    }
+    const treeSeconds = (performance.now() - started) / 1000;
+    return { perSecond: count / appendSeconds, perCpuSecond: count / appendCpuSeconds, treeShare: treeSeconds / appendSeconds };
+  } finally {
+    await treeOnly.close();
+  }
+}
+
+/**
+ * With the origin's own background jobs running (appender, checkpoint signer every 250 ms) and
+ * `backgroundPerSecond` other decisions queued meanwhile: how long from queueing a decision until
+ * its receipt is served.
+ */
+async function decisionToReceipt(origin: TestOrigin, samples: number, backgroundPerSecond: number): Promise<number[]> {
+  const jobs = createAuditAndWebhookJobs({
+    db: origin.database.db,
+    clock: systemRuntime.clock,
+    log: origin.app.log,
+    audit: origin.audit,
+    tlog: origin.tlog,
+    edge: null,
+    checkpointIntervalMs: 60_000,
+    tlogCheckpointIntervalMs: TLOG_CHECKPOINT_INTERVAL_MS,
+    webhookSender: webhookSettings({ allowLoopback: true, gateVariant: 'A' }).sender,
+    retryScheduleSeconds: [0],
+  });
+  jobs.start();
+  let producing = true;
+  const producer = (async () => {
+    while (producing) {
+      await queueAuditRecords(
+        origin.database.db,
+        Array.from({ length: backgroundPerSecond / 20 }, () => gateRecord()),
+        new Date(),
+      );
+      await sleep(50);
+    }
+  })();
+  const latencies: number[] = [];
+  try {
+    for (let i = 0; i < samples; i++) {
+      const decision = gateRecord();
+      const started = performance.now();
+      await queueAuditRecords(origin.database.db, [decision], new Date());
+      for (;;) {
+        try {
+          await origin.tlog.receipt(ADMIN, decision.check_id);
+          break;
+        } catch {
+          await sleep(5);
+        }
+      }
+      latencies.push(performance.now() - started);
+    }
+  } finally {
+    producing = false;
+    await producer;
+    await jobs.stop();
+  }
+  return latencies;
+}
+
+/** A tree of `size` synthetic leaves written straight to the tiles, as the appender would have left it. */
+async function writeTree(db: Database, size: number): Promise<void> {
+  const stored = new Map<string, Uint8Array>();
+  const chunk = 65_536;
+  let root: Buffer = Buffer.alloc(0);
+  for (let at = 0; at < size; at += chunk) {
+    const edge = new Map(edgeTiles(at).map(({ level, index }) => [tileKey(level, index), stored.get(tileKey(level, index))!]));
+    const leaves = Array.from({ length: Math.min(chunk, size - at) }, (_, i) => leafHash(`{"seq":${at + i + 1}}`));
+    const appended = appendLeaves(edge, at, leaves);
+    root = appended.root;
+    const written = [...appended.written.values()];
+    for (const tile of written) stored.set(tileKey(tile.level, tile.index), tile.hashes);
+    for (let i = 0; i < written.length; i += 200) await tlogStore.writeTiles(db, written.slice(i, i + 200));
+  }
+  await tlogStore.setTreeHead(db, size, root);
+}
+
+async function proofMilliseconds(size: number, samples: number): Promise<number[]> {
+  const handle = await openTestDatabase();
+  try {
+    await writeTree(handle.db, size);
+    const checkpoints = await createCheckpointSigner(await generateSigningJwk('bench'));
+    const tlog = new TransparencyLog({ db: handle.db, clock: systemRuntime.clock, checkpoints, origin: 'bench' });
+    await tlog.inclusionProof(0, size);
+    const times: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      const started = performance.now();
+      await tlog.inclusionProof(randomInt(size), size);
+      times.push(performance.now() - started);
+    }
+    return times;
+  } finally {
+    await handle.close();
+  }
+}
+
+const bench: Bench = {
+  title: 'Transparency log: receipts, proofs and tiles (origin)',
+  method:
+    'Appends with the tree: records queued in audit_pending, drained by the appender in batches of 1,000 (chain entries and the Merkle tiles in one transaction); entries/s. ' +
+    `Decision to receipt: the origin's own jobs running (appender; tlog checkpoint signer every ${TLOG_CHECKPOINT_INTERVAL_MS} ms), 1,000 other decisions/s queued meanwhile; one decision queued at a time and its receipt asked for every 5 ms until served; p50/p99 of queue → receipt. ` +
+    'Proof generation: a tree of 1,000,000 leaves written as tiles, inclusion proofs for random leaves (the tiles read from the database and the path computed, as a receipt does). ' +
+    'Tile serving: full level-0 tiles (8 KiB) over HTTP from the origin (Fastify, PGlite in-memory) to autocannon, 10 connections, in the same process.',
+  async run({ quick }) {
+    const chainSize = quick ? 5_000 : 50_000;
+    const treeSize = 1_000_000;
+    const notes = [
+      `${chainSize} chain entries appended; tree of ${treeSize} leaves for proofs.`,
+      `Load average at the start: ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores; wall-clock figures on a shared machine scale with it.`,
+    ];
+    const origin = await startTestOrigin();
+    try {
+      const appends = await measureAppends(origin, chainSize);
+      await origin.tlog.signCheckpoint();
+      const receiptMs = await decisionToReceipt(origin, quick ? 20 : 100, 1_000);
+      const proofMs = await proofMilliseconds(treeSize, quick ? 200 : 2_000);
+
+      const url = await origin.app.listen({ port: 0, host: '127.0.0.1' });
+      const fullTiles = Math.floor((await tlogStore.tlogState(origin.database.db)).treeSize / TILE_WIDTH);
+      const requests = Array.from({ length: fullTiles }, (_, index) => ({
+        method: 'GET' as const,
+        path: `/tlog/${tilePath(0, index, TILE_WIDTH)}`,
+        headers: {},
+      }));
+      const tiles = await measureLoad(url, requests, { connections: 10, durationSeconds: quick ? 3 : 10 });
+
+      const figures: Figure[] = [
+        {
+          key: 'tlog.append.pglite',
+          label: 'PGlite: appends with the Merkle tree',
+          value: round(appends.perSecond, 0),
+          unit: 'entries/s',
+          goal: { atLeast: 2_000 },
+        },
+        {
+          key: 'tlog.append_per_cpu_second.pglite',
+          label: 'PGlite: appends with the tree per CPU-second of the process',
+          value: round(appends.perCpuSecond, 0),
+          unit: 'entries/CPU-s',
+        },
+        {
+          key: 'tlog.append.tree_share',
+          label: 'Share of append time spent on the Merkle tree (same entries, side by side)',
+          value: round(appends.treeShare, 3),
+          unit: 'ratio',
+          better: 'lower',
+        },
+        {
+          key: 'tlog.receipt_latency.p50',
+          label: 'Decision to receipt available, p50',
+          value: round(percentile(receiptMs, 0.5), 0),
+          unit: 'ms',
+        },
+        {
+          key: 'tlog.receipt_latency.p99',
+          label: 'Decision to receipt available, p99',
+          value: round(percentile(receiptMs, 0.99), 0),
+          unit: 'ms',
+          goal: { atMost: 1_000 },
+        },
+        {
+          key: 'tlog.proof_1m.p50',
+          label: 'Inclusion proof at 1,000,000 entries, p50',
+          value: round(percentile(proofMs, 0.5), 2),
+          unit: 'ms',
+        },
+        {
+          key: 'tlog.proof_1m.p99',
+          label: 'Inclusion proof at 1,000,000 entries, p99',
+          value: round(percentile(proofMs, 0.99), 2),
+          unit: 'ms',
+        },
+        { key: 'tlog.tiles.throughput', label: 'Full tiles served over HTTP', value: round(tiles.requestsPerSecond, 0), unit: 'tiles/s' },
+        { key: 'tlog.tiles.p99', label: 'Full tile, p99 under that load', value: tiles.p99Ms, unit: 'ms' },
+      ];
+      return { figures, notes };
+    } finally {
+      await origin.close();
+    }
+  },
+};
+
+export default bench;
