@@ -38,10 +38,28 @@ export function createAuditAndWebhookJobs(options: AuditAndWebhookJobsOptions) {
     sender: options.webhookSender,
     retrySchedule: options.retryScheduleSeconds,
   });
+  // Nudged by the appender, so a new entry is signed for at once; never more often than the interval,
+  // which also bounds how long entries appended by other origin processes wait.
+  let lastSignedAt = Number.NEGATIVE_INFINITY;
+  const tlogCheckpoints = new BackgroundLoop({
+    name: 'tlog-checkpoints',
+    round: async () => {
+      const untilDue = lastSignedAt + options.tlogCheckpointIntervalMs - performance.now();
+      if (untilDue > 0) return { waitMs: untilDue };
+      if (await options.tlog.signCheckpoint()) lastSignedAt = performance.now();
+      return 'idle';
+    },
+    idleMs: options.tlogCheckpointIntervalMs,
+    log,
+  });
   const webhooks = new BackgroundLoop({ name: 'webhooks', round: () => webhookWorker.round(), idleMs: WEBHOOK_POLL_MS, log });
   const appender = new BackgroundLoop({
     name: 'audit-appender',
-    round: async () => ((await audit.appendPending()).more ? 'busy' : 'idle'),
+    round: async () => {
+      const { appended, more } = await audit.appendPending();
+      if (appended > 0) tlogCheckpoints.nudge();
+      return more ? 'busy' : 'idle';
+    },
     idleMs: APPEND_POLL_MS,
     log,
   });
@@ -52,15 +70,6 @@ export function createAuditAndWebhookJobs(options: AuditAndWebhookJobsOptions) {
       return 'idle';
     },
     idleMs: options.checkpointIntervalMs,
-    log,
-  });
-  const tlogCheckpoints = new BackgroundLoop({
-    name: 'tlog-checkpoints',
-    round: async () => {
-      await options.tlog.signCheckpoint();
-      return 'idle';
-    },
-    idleMs: options.tlogCheckpointIntervalMs,
     log,
   });
   const collector = options.edge
