@@ -6,10 +6,10 @@ import { asc, eq, gt } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries, auditTlogState, auditTlogTiles } from '../db/schema.js';
 import { buildGoVerifier, goMissing } from '../testing/go-verifier.js';
-import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { EMPTY_TREE_ROOT } from './merkle.js';
 import { queueAuditRecords } from './queue.js';
-import { gateRecord } from './test-records.js';
+import { gateRecord, restoreChain } from './test-records.js';
 
 /**
  * The transparency log checked by golang.org/x/mod/sumdb (note and tlog), through the Go program
@@ -58,11 +58,7 @@ describe.skipIf(goMissing !== null)(
         await tamper();
         await check();
       } finally {
-        await db().delete(auditEntries);
-        for (let i = 0; i < entries.length; i += 500)
-          await db()
-            .insert(auditEntries)
-            .values(entries.slice(i, i + 500));
+        await restoreChain(db(), entries);
         await db().delete(auditTlogTiles);
         await db().insert(auditTlogTiles).values(tiles);
         await db().update(auditTlogState).set(state!);
@@ -98,17 +94,7 @@ describe.skipIf(goMissing !== null)(
 
     it('lets a platform verify its own receipt with its API key', async () => {
       const name = `Go Platform ${Date.now()}`;
-      const platform = (
-        await origin.app.inject({ method: 'POST', url: '/api/v1/platforms', headers: bearer(adminToken), payload: { name } })
-      ).json();
-      const apiKey = (
-        await origin.app.inject({
-          method: 'POST',
-          url: `/api/v1/platforms/${platform.platform_id}/api-keys`,
-          headers: bearer(adminToken),
-          payload: {},
-        })
-      ).json().api_key;
+      const { api_key: apiKey } = await platformWithApiKey(origin, adminToken, name);
       const record = gateRecord({ platform_name: name });
       await queueAuditRecords(db(), [record], origin.runtime.clock.now());
       while ((await origin.audit.appendPending()).more);

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import {
-  createdApiKeySchema,
   openNote,
   parseCheckpointText,
   parseNoteVerifierKey,
   parseTlogProof,
-  platformSchema,
   rfc6962LeafHash,
   TILE_WIDTH,
   tilePath,
@@ -15,7 +13,7 @@ import { auditReceiptSchema } from '@vip/shared-schema/routes/origin-tlog';
 import { eq, type SQL, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditTlogState, auditTlogTiles, voices } from '../db/schema.js';
-import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { bearer, loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { leafHash } from './merkle.js';
 import { queueAuditRecords } from './queue.js';
 import { gateRecord } from './test-records.js';
@@ -56,18 +54,7 @@ function expectProblem(response: Awaited<ReturnType<typeof get>>, status: number
   return response;
 }
 
-async function platformKey(name: string) {
-  const platform = platformSchema.parse(
-    (await origin.app.inject({ method: 'POST', url: '/api/v1/platforms', headers: bearer(adminToken), payload: { name } })).json(),
-  );
-  const created = await origin.app.inject({
-    method: 'POST',
-    url: `/api/v1/platforms/${platform.platform_id}/api-keys`,
-    headers: bearer(adminToken),
-    payload: {},
-  });
-  return createdApiKeySchema.parse(created.json()).api_key;
-}
+const platformKey = async (name: string) => (await platformWithApiKey(origin, adminToken, name)).api_key;
 
 describe('checkpoints and the verifier key', () => {
   it('publishes a note verifier key named after the origin line, for the checkpoint key', async () => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { uuid } from '../common.js';
 import { defineRoute } from '../contract.js';
+import { readerProblems } from './origin-audit.js';
 
 /** The audit log as a transparency log (DESIGN section 9): C2SP formats, public except receipts. */
 
@@ -29,7 +30,7 @@ export const auditReceiptRoute = defineRoute({
   auth: ['bearer', 'apiKey'],
   params: auditReceiptParamsSchema,
   success: { status: 200, description: 'Receipt', schema: auditReceiptSchema },
-  problems: ['authentication_required', 'invalid_token', 'invalid_credentials', 'validation_failed', 'not_found', 'receipt_pending'],
+  problems: [...readerProblems, 'not_found', 'receipt_pending'],
 });
 
 export const tlogCheckpointRoute = defineRoute({
