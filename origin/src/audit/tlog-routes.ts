@@ -1,4 +1,3 @@
-import { ProblemError, parseTilePath } from '@vip/shared-schema';
 import { auditReceiptRoute, tlogCheckpointRoute, tlogTileRoute, tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin-tlog';
 import type { FastifyInstance } from 'fastify';
 import type { Guards } from '../auth/guard.js';
@@ -34,16 +33,7 @@ export function registerTlogRoutes(
 
   addRoute(app, registry, tlogTileRoute, {
     url: '/tlog/tile/*',
-    handler: (_input, request) => {
-      const path = (request.params as { '*': string })['*'];
-      const tile = parseTilePath(path);
-      if (!tile) {
-        throw new ProblemError('validation_failed', 'Not a tlog-tiles path: <L>/<N>[.p/<W>], L 0-63, N in 3-digit elements, W 1-255.', {
-          errors: [{ field: 'path.tile', message: 'expected <L>/<N>[.p/<W>] (e.g. 0/x001/234.p/17)' }],
-        });
-      }
-      return tlog.tile(tile);
-    },
+    handler: ({ params }) => tlog.tile(params.tile),
     headers: IMMUTABLE,
   });
 }

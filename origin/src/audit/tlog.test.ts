@@ -222,7 +222,7 @@ describe('tiles', () => {
     ['a signed index', '0/-01'],
   ])('refuses %s as validation_failed', async (_what, path) => {
     const problem = expectProblem(await get(`/tlog/tile/${path}`, {}), 422, 'validation_failed');
-    expect(problem.json().errors[0].field).toBe('path.tile');
+    expect(problem.json().errors[0].field).toBe('params.tile');
   });
 });
 

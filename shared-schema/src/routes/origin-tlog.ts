@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { uuid } from '../common.js';
 import { defineRoute } from '../contract.js';
+import { parseTilePath } from '../tlog.js';
 import { readerProblems } from './origin-audit.js';
 
 /** The audit log as a transparency log (DESIGN section 9): C2SP formats, public except receipts. */
@@ -56,6 +57,20 @@ export const tlogVerifierKeyRoute = defineRoute({
 });
 
 /** OpenAPI cannot put slashes in a path parameter; `{tile}` stands for `<L>/<N>[.p/<W>]` of tlog-tiles. */
+export const tlogTileParamsSchema = z.strictObject({
+  tile: z
+    .string()
+    .transform((path, context) => {
+      const tile = parseTilePath(path);
+      if (!tile) {
+        context.addIssue({ code: 'custom', message: 'expected <L>/<N>[.p/<W>]: L 0-63, N in 3-digit elements (x001/234), W 1-255' });
+        return z.NEVER;
+      }
+      return tile;
+    })
+    .meta({ description: '<L>/<N>[.p/<W>] (tlog-tiles), e.g. 0/x001/234.p/17' }),
+});
+
 export const tlogTileRoute = defineRoute({
   method: 'get',
   path: '/tlog/tile/{tile}',
@@ -64,6 +79,7 @@ export const tlogTileRoute = defineRoute({
     'A hash tile (C2SP tlog-tiles): <L>/<N>[.p/<W>], N in 3-digit elements (x001/x234/067). Immutable; entry contents stay behind the audit-log API',
   tag: 'transparency log',
   auth: ['none'],
+  params: tlogTileParamsSchema,
   success: { status: 200, description: 'W (256 when full) hashes of 32 bytes', contentType: 'application/octet-stream' },
   problems: ['not_found', 'validation_failed'],
 });
