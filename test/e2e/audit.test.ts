@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { verifyReceipt } from '@vip/shared-schema/client';
-import { auditReceiptSchema } from '@vip/shared-schema/routes/origin-tlog';
+import { createOriginClient, verifyReceipt } from '@vip/shared-schema/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildGoVerifier, goMissing } from '../../origin/src/testing/go-verifier.js';
 import { eventually, json, post, type RunningService, startService } from '../support/service.js';
@@ -57,7 +56,7 @@ describe('audit chain across the planes', () => {
     const fetchReceipt = () => fetch(receiptUrl, { headers: { 'x-api-key': apiKey } });
     // Pending (503 receipt_pending, Retry-After) until collected, chained and covered by a checkpoint.
     await eventually(async () => (await fetchReceipt()).status === 200, 15_000);
-    const receipt = auditReceiptSchema.parse(await (await fetchReceipt()).json());
+    const receipt = await createOriginClient({ baseUrl: service.originUrl, apiKey }).audit.receipt(checkId);
     const vkey = await (await fetch(`${service.originUrl}/tlog/vkey`)).text();
     const verified = await verifyReceipt(receipt, vkey);
     expect(verified.entry).toMatchObject({ check_id: checkId, platform_name: platformName, intended_use: 'podcast' });
