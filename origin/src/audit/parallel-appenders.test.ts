@@ -70,6 +70,5 @@ describe('parallel appenders', () => {
     const { treeSize, rootHash } = await tlogStore.tlogState(primary.db);
     expect(treeSize).toBe(RECORDS);
     expect(rootHash.equals(appendLeaves(new Map(), 0, leaves).root)).toBe(true);
-    // Four appenders taking turns on one PGlite, with the tree, on a shared machine: more than the default.
-  }, 90_000);
+  }, 90_000); // four appenders taking turns on one PGlite, tree included, on a shared machine: more than the default
 });

@@ -26,13 +26,13 @@ export interface TransparencyLogDeps {
   origin: string;
 }
 
+/** Full tiles kept in memory (8 KiB each): they never change, and tile fetches and proofs read the same few again and again. */
+const FULL_TILE_CACHE = 2_048;
+
 /**
  * The audit chain's entries as a transparency log: C2SP checkpoints signed over the Merkle tree the
  * appender keeps (appender.ts), the tree's tiles, and receipts (tlog-proof) for single entries.
  */
-/** Full tiles kept in memory (8 KiB each): they never change, and tile fetches and proofs read the same few again and again. */
-const FULL_TILE_CACHE = 2_048;
-
 export class TransparencyLog {
   private readonly keyId: Promise<Uint8Array>;
   private readonly fullTiles = new Map<string, Buffer>();
