@@ -228,7 +228,7 @@ const bench: Bench = {
       }
       while ((await origin.audit.appendPending()).more);
       await origin.tlog.signCheckpoint();
-      const { toReceipt, appendedToReceipt } = await decisionToReceipt(origin, quick ? 20 : 100, 1_000);
+      const { toReceipt, appendedToReceipt } = await decisionToReceipt(origin, quick ? 10 : 100, 1_000);
       const proofMs = await proofMilliseconds(treeSize, quick ? 200 : 2_000);
 
       const url = await origin.app.listen({ port: 0, host: '127.0.0.1' });
