@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createOriginClient, verifyReceipt } from '@vip/shared-schema/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { buildGoVerifier, goMissing } from '../../origin/src/testing/go-verifier.js';
 import { eventually, json, post, type RunningService, startService } from '../support/service.js';
 
@@ -64,9 +64,10 @@ describe('audit chain across the planes', () => {
       console.warn(`[e2e audit] Go check of the receipt skipped: ${goMissing}`);
       return;
     }
-    const goVerify = await buildGoVerifier();
-    const checked = await goVerify(['-url', service.originUrl, '-vkey', vkey, '-api-key', apiKey, 'receipt', checkId]);
+    const goVerifier = await buildGoVerifier();
+    onTestFinished(() => goVerifier.dispose());
+    const checked = await goVerifier.run(['-url', service.originUrl, '-vkey', vkey, '-api-key', apiKey, 'receipt', checkId]);
     expect(checked, checked.output).toMatchObject({ ok: true });
-    expect((await goVerify(['-url', service.originUrl, '-vkey', vkey, 'checkpoint'])).ok).toBe(true);
+    expect((await goVerifier.run(['-url', service.originUrl, '-vkey', vkey, 'checkpoint'])).ok).toBe(true);
   }, 60_000);
 });

@@ -5,7 +5,7 @@ import { canonicalJson } from '@vip/shared-schema';
 import { asc, eq, gt } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries, auditTlogState, auditTlogTiles } from '../db/schema.js';
-import { buildGoVerifier, goMissing } from '../testing/go-verifier.js';
+import { buildGoVerifier, type GoVerifier, goMissing } from '../testing/go-verifier.js';
 import { loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { EMPTY_TREE_ROOT } from './merkle.js';
 import { queueAuditRecords } from './queue.js';
@@ -24,21 +24,24 @@ describe.skipIf(goMissing !== null)(
   () => {
     let origin: TestOrigin;
     let adminToken: string;
-    let goVerify: (args: readonly string[]) => Promise<{ ok: boolean; output: string }>;
+    let goVerifier: GoVerifier;
     let common: string[];
     beforeAll(async () => {
       const [started, verifier] = await Promise.all([startTestOrigin(), buildGoVerifier()]);
       origin = started;
-      goVerify = verifier;
+      goVerifier = verifier;
       adminToken = (await loggedIn(origin, 'admin')).accessToken;
       const url = await origin.app.listen({ port: 0, host: '127.0.0.1' });
       const vkey = (await origin.app.inject({ method: 'GET', url: '/tlog/vkey' })).body;
       common = ['-url', url, '-vkey', vkey];
     }, 120_000);
-    afterAll(() => origin?.close());
+    afterAll(async () => {
+      goVerifier?.dispose();
+      await origin?.close();
+    });
 
     const db = () => origin.database.db;
-    const go = (...args: string[]) => goVerify([...common, ...args]);
+    const go = (...args: string[]) => goVerifier.run([...common, ...args]);
     const receiptChecked = (checkId: string) => go('-bearer', adminToken, 'receipt', checkId);
 
     async function chainAndSign(count: number) {

@@ -1,5 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,20 +25,38 @@ export const goMissing = missing();
 
 const run = promisify(execFile);
 
-/** Builds the verifier once per call; returns a function that runs it and answers its output line and whether it passed. */
-export async function buildGoVerifier(): Promise<(args: readonly string[]) => Promise<{ ok: boolean; output: string }>> {
+export interface GoVerifier {
+  /** Runs the verifier: its output line, and whether the check passed (exit 0) or failed (exit 1). */
+  run(args: readonly string[]): Promise<{ ok: boolean; output: string }>;
+  /** Removes the built program. */
+  dispose(): void;
+}
+
+/** Builds the verifier into a temporary folder. */
+export async function buildGoVerifier(): Promise<GoVerifier> {
   const dir = mkdtempSync(join(tmpdir(), 'vip-tlog-verify-'));
   const binary = join(dir, 'tlog-verify');
-  const env = { ...process.env, GO111MODULE: 'off', GOPATH, GOFLAGS: '', GOCACHE: join(dir, 'cache'), GOTOOLCHAIN: 'local' };
+  // One build cache for every run (Go's cache is safe to share), so later builds take a moment.
+  const env = {
+    ...process.env,
+    GO111MODULE: 'off',
+    GOPATH,
+    GOFLAGS: '',
+    GOCACHE: join(tmpdir(), 'vip-go-build-cache'),
+    GOTOOLCHAIN: 'local',
+  };
   await run('go', ['build', '-o', binary, '.'], { cwd: SOURCE, env });
-  return async (args) => {
-    try {
-      const { stdout } = await run(binary, [...args]);
-      return { ok: true, output: stdout.trim() };
-    } catch (error) {
-      const failed = error as { stdout?: string; stderr?: string; code?: number };
-      if (failed.code !== 1) throw error;
-      return { ok: false, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}`.trim() };
-    }
+  return {
+    run: async (args) => {
+      try {
+        const { stdout } = await run(binary, [...args]);
+        return { ok: true, output: stdout.trim() };
+      } catch (error) {
+        const failed = error as { stdout?: string; stderr?: string; code?: number };
+        if (failed.code !== 1) throw error;
+        return { ok: false, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}`.trim() };
+      }
+    },
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
