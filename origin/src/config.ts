@@ -1,4 +1,4 @@
-import { GATE_VARIANTS, type GateVariant } from '@vip/shared-schema';
+import { DEFAULT_TLOG_ORIGIN, GATE_VARIANTS, type GateVariant } from '@vip/shared-schema';
 import { z } from 'zod';
 import { parseJsonOrUndefined } from './parse-json.js';
 import { DEFAULT_RETRY_SCHEDULE_SECONDS } from './webhooks/schedule.js';
@@ -74,6 +74,12 @@ const envSchema = z
       }),
     ),
     AUDIT_CHECKPOINT_INTERVAL_SECONDS: optional(z.coerce.number().int().min(1).max(86_400)).default(60),
+    /** The transparency log's origin line and signed-note key name (C2SP tlog-checkpoint): no spaces or `+`. */
+    TLOG_ORIGIN: optional(z.string().regex(/^[^\s+\u2014]{1,200}$/u, 'no whitespace, plus signs or em dashes')).default(
+      DEFAULT_TLOG_ORIGIN,
+    ),
+    /** Shortest time between two signed transparency-log checkpoints: a new entry waits at most this long for one. */
+    TLOG_CHECKPOINT_INTERVAL_MS: optional(z.coerce.number().int().min(50).max(60_000)).default(250),
     /** `B` also allows `voice.detected` subscriptions (DESIGN section 6). */
     GATE_VARIANT: optional(z.enum(GATE_VARIANTS)).default('A'),
     /** Lets webhooks target loopback addresses (local test receivers); other private ranges stay refused. */
@@ -102,6 +108,7 @@ export interface OriginConfig {
   /** Null: the embedded default, a key file under DATA_DIR. */
   secretsEncryptionKeys: EncryptionKey[] | null;
   auditCheckpointIntervalMs: number;
+  tlog: { origin: string; checkpointIntervalMs: number };
   gateVariant: GateVariant;
   webhooks: { allowLoopback: boolean; retryScheduleSeconds: number[]; timeoutMs: number };
   licenseExpiryIntervalMs: number;
@@ -160,6 +167,7 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
     checkpointPrivateJwk: e.CHECKPOINT_PRIVATE_JWK ? parseJwk('CHECKPOINT_PRIVATE_JWK', e.CHECKPOINT_PRIVATE_JWK) : null,
     secretsEncryptionKeys: e.SECRETS_ENCRYPTION_KEYS ?? null,
     auditCheckpointIntervalMs: e.AUDIT_CHECKPOINT_INTERVAL_SECONDS * 1000,
+    tlog: { origin: e.TLOG_ORIGIN, checkpointIntervalMs: e.TLOG_CHECKPOINT_INTERVAL_MS },
     gateVariant: e.GATE_VARIANT,
     webhooks: {
       allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK,

@@ -43,6 +43,7 @@ const {
   app,
   auth,
   audit,
+  tlog,
   webhooks: webhookService,
 } = await buildServer({
   db: database.db,
@@ -55,6 +56,7 @@ const {
   requestTimeoutMs: config.requestTimeoutMs,
   voiceprint,
   checkpoints,
+  tlogOrigin: config.tlog.origin,
   webhooks,
   protection: config.protection,
 });
@@ -107,8 +109,10 @@ const auditAndWebhooks = createAuditAndWebhookJobs({
   clock: systemRuntime.clock,
   log: app.log,
   audit,
+  tlog,
   edge: config.edge,
   checkpointIntervalMs: config.auditCheckpointIntervalMs,
+  tlogCheckpointIntervalMs: config.tlog.checkpointIntervalMs,
   webhookSender: webhooks.sender,
   retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
 });

@@ -1,10 +1,12 @@
 import type { Server } from 'node:http';
 import multipart from '@fastify/multipart';
-import { limits } from '@vip/shared-schema';
+import { DEFAULT_TLOG_ORIGIN, limits } from '@vip/shared-schema';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
 import { type CheckpointSigner, createCheckpointSigner } from './audit/checkpoints.js';
 import { registerAuditRoutes } from './audit/routes.js';
 import { AuditService } from './audit/service.js';
+import { registerTlogRoutes } from './audit/tlog-routes.js';
+import { TransparencyLog } from './audit/tlog-service.js';
 import { type AccessTokens, generateSigningJwk } from './auth/access-tokens.js';
 import { createGuards } from './auth/guard.js';
 import type { PasswordHasher } from './auth/passwords.js';
@@ -55,6 +57,8 @@ export interface ServerDeps {
   voiceprint?: VoiceprintEngine;
   /** Signs audit checkpoints; default a per-process key. */
   checkpoints?: CheckpointSigner;
+  /** The transparency log's origin line; default DEFAULT_TLOG_ORIGIN. */
+  tlogOrigin?: string;
   /** Default: Variant A, no loopback receivers, system DNS. */
   webhooks?: WebhookSettings;
   /** Limits and the licensing page of the protection loop; default: the configuration's defaults, http://localhost/licensing. */
@@ -78,6 +82,7 @@ export interface OriginServer {
   auth: AuthService;
   routeTable: RouteTable;
   audit: AuditService;
+  tlog: TransparencyLog;
   webhooks: WebhookService;
 }
 
@@ -152,6 +157,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     runtime: deps.runtime,
     settings: webhookConfig,
   });
+  const tlog = new TransparencyLog({ db: deps.db, clock: deps.runtime.clock, checkpoints, origin: deps.tlogOrigin ?? DEFAULT_TLOG_ORIGIN });
   const licenseRequests = new LicenseRequestService({
     db: deps.db,
     runtime: deps.runtime,
@@ -163,9 +169,10 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   });
   registerLicenseRequestRoutes(app, registry, guards, deps.db, licenseRequests);
   registerAuditRoutes(app, registry, deps.db, guards, audit);
+  registerTlogRoutes(app, registry, deps.db, guards, tlog);
   registerWebhookRoutes(app, registry, guards, deps.db, webhooks);
   registerDocsRoutes(app, registry);
 
   await app.ready();
-  return { app, auth, routeTable, audit, webhooks };
+  return { app, auth, routeTable, audit, tlog, webhooks };
 }

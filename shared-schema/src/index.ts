@@ -17,5 +17,6 @@ export * from './licenses.js';
 export * from './limits.js';
 export * from './problem.js';
 export * from './screening.js';
+export * from './tlog.js';
 export * from './voices.js';
 export * from './webhooks.js';

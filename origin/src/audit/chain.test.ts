@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type AuditEntry, auditEntryHash, canonicalJson, createdApiKeySchema, GENESIS_HASH, platformSchema } from '@vip/shared-schema';
+import { type AuditEntry, auditEntryHash, canonicalJson, GENESIS_HASH } from '@vip/shared-schema';
 import {
   auditCheckpointListSchema,
   auditCheckpointSchema,
@@ -9,10 +9,10 @@ import {
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries, voices } from '../db/schema.js';
-import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { bearer, loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { verifyCheckpointSignature } from './checkpoints.js';
 import { queueAuditRecords } from './queue.js';
-import { gateRecord } from './test-records.js';
+import { gateRecord, restoreChain } from './test-records.js';
 
 let origin: TestOrigin;
 let adminToken: string;
@@ -53,11 +53,7 @@ async function whileTampered<T>(tamper: () => Promise<unknown>, check: () => Pro
     await tamper();
     return await check();
   } finally {
-    await db().delete(auditEntries);
-    for (let i = 0; i < saved.length; i += 500)
-      await db()
-        .insert(auditEntries)
-        .values(saved.slice(i, i + 500));
+    await restoreChain(db(), saved);
   }
 }
 
@@ -284,16 +280,7 @@ describe('GET /audit-log', () => {
 
   it('shows a platform key the checks of its platform; a revoked key gets 401', async () => {
     const name = `Audit Platform ${randomUUID().slice(0, 8)}`;
-    const platform = platformSchema.parse(
-      (await origin.app.inject({ method: 'POST', url: '/api/v1/platforms', headers: bearer(adminToken), payload: { name } })).json(),
-    );
-    const created = await origin.app.inject({
-      method: 'POST',
-      url: `/api/v1/platforms/${platform.platform_id}/api-keys`,
-      headers: bearer(adminToken),
-      payload: {},
-    });
-    const key = createdApiKeySchema.parse(created.json());
+    const key = await platformWithApiKey(origin, adminToken, name);
     const ours = gateRecord({ platform_name: name });
     await chain([ours, gateRecord({ platform_name: 'Someone Else' })]);
 
@@ -302,7 +289,7 @@ describe('GET /audit-log', () => {
 
     await origin.app.inject({
       method: 'DELETE',
-      url: `/api/v1/platforms/${platform.platform_id}/api-keys/${key.key_id}`,
+      url: `/api/v1/platforms/${key.platformId}/api-keys/${key.key_id}`,
       headers: bearer(adminToken),
     });
     expect((await get('/api/v1/protect/audit-log', { 'x-api-key': key.api_key })).statusCode).toBe(401);

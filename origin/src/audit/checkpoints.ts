@@ -1,3 +1,4 @@
+import { createPrivateKey, sign as signBytes } from 'node:crypto';
 import { canonicalJson } from '@vip/shared-schema';
 import { CompactSign, compactVerify, importJWK, type JWK } from 'jose';
 import type { SigningJwk } from '../auth/access-tokens.js';
@@ -13,6 +14,10 @@ export interface CheckpointSigner {
   /** Compact JWS over the statement's canonical JSON. */
   sign(statement: CheckpointStatement): Promise<string>;
   jwks(): { keys: JWK[] };
+  /** The raw Ed25519 public key, for the transparency log's signed-note verifier key. */
+  publicKey: Uint8Array;
+  /** A plain Ed25519 signature over `message`: what a signed note's signature line carries. */
+  signRaw(message: Uint8Array): Uint8Array;
 }
 
 const ALGORITHM = 'EdDSA';
@@ -22,6 +27,7 @@ const CHECKPOINT_TYPE = 'vip-audit-checkpoint+jws';
 export async function createCheckpointSigner(privateJwk: SigningJwk): Promise<CheckpointSigner> {
   const { d: _private, ...publicJwk } = privateJwk;
   const key = await importJWK(privateJwk, ALGORITHM);
+  const rawKey = createPrivateKey({ key: { ...privateJwk }, format: 'jwk' });
   return {
     keyId: privateJwk.kid,
     sign: (statement) =>
@@ -29,6 +35,8 @@ export async function createCheckpointSigner(privateJwk: SigningJwk): Promise<Ch
         .setProtectedHeader({ alg: ALGORITHM, kid: privateJwk.kid, typ: CHECKPOINT_TYPE })
         .sign(key),
     jwks: () => ({ keys: [{ ...publicJwk, alg: ALGORITHM, use: 'sig' }] }),
+    publicKey: new Uint8Array(Buffer.from(privateJwk.x, 'base64url')),
+    signRaw: (message) => new Uint8Array(signBytes(null, message, rawKey)),
   };
 }
 

@@ -6,9 +6,11 @@ import { systemRuntime } from '../runtime.js';
 import { openTestDatabase } from '../testing/database.js';
 import { appendPendingBatch } from './appender.js';
 import { createCheckpointSigner } from './checkpoints.js';
+import { appendLeaves, leafHash } from './merkle.js';
 import { queueAuditRecords } from './queue.js';
 import { AuditService } from './service.js';
 import { gateRecord } from './test-records.js';
+import * as tlogStore from './tlog-store.js';
 
 const APPENDERS = 4;
 const RECORDS = 2_000;
@@ -63,5 +65,10 @@ describe('parallel appenders', () => {
     const checkpoints = await createCheckpointSigner(await generateSigningJwk('parallel-test'));
     const audit = new AuditService({ db: primary.db, clock: systemRuntime.clock, checkpoints });
     expect(await audit.verify()).toMatchObject({ valid: true, entries: RECORDS, first_invalid_seq: null });
-  });
+    // The Merkle tree took the same turns: it holds exactly the chain's entries, in seq order.
+    const leaves = (await tlogStore.entryJsonsBetween(primary.db, 1, RECORDS)).map(leafHash);
+    const { treeSize, rootHash } = await tlogStore.tlogState(primary.db);
+    expect(treeSize).toBe(RECORDS);
+    expect(rootHash.equals(appendLeaves(new Map(), 0, leaves).root)).toBe(true);
+  }, 90_000); // four appenders taking turns on one PGlite, tree included, on a shared machine: more than the default
 });

@@ -47,8 +47,8 @@ export class AuditService {
 
   /** One appender round: how many entries it added, and whether more may be queued. */
   async appendPending(batchSize = APPEND_BATCH): Promise<{ appended: number; more: boolean }> {
-    const { appended, drained } = await appendPendingBatch(this.deps.db, this.deps.clock, batchSize);
-    return { appended, more: drained === batchSize };
+    const { appended, drained, addedToTree } = await appendPendingBatch(this.deps.db, this.deps.clock, batchSize);
+    return { appended, more: drained === batchSize || addedToTree > 0 };
   }
 
   async list(reader: store.AuditReader, query: AuditLogQuery) {

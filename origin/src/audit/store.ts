@@ -1,5 +1,5 @@
 import { type AuditRecord, GENESIS_HASH } from '@vip/shared-schema';
-import { and, asc, desc, eq, getTableColumns, getTableName, gt, gte, inArray, lte, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, getTableName, gt, gte, inArray, lte, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { auditCheckpoints, auditEntries, auditPending, voices } from '../db/schema.js';
 import type { ChainLine, RawChainPage } from './chain-page.js';
@@ -88,12 +88,38 @@ export interface AuditFilter {
   afterSeq?: number;
 }
 
-function visibleTo(reader: AuditReader): SQL | undefined {
+/** Where the fields visibility depends on are read: a chained entry's columns, or a queued record's JSON. */
+interface VisibilityFields {
+  voiceId: SQLWrapper;
+  platformName: SQLWrapper;
+  callerType: SQLWrapper;
+  callerId: SQLWrapper;
+}
+
+const entryVisibilityFields: VisibilityFields = auditEntries;
+const pendingField = (field: keyof AuditRecord) => sql`(${auditPending.record} ->> ${field})`;
+const pendingVisibilityFields: VisibilityFields = {
+  voiceId: sql`${pendingField('voice_id')}::uuid`,
+  platformName: pendingField('platform_name'),
+  callerType: pendingField('caller_type'),
+  callerId: pendingField('caller_id'),
+};
+
+function visibleTo(reader: AuditReader, fields: VisibilityFields = entryVisibilityFields): SQL | undefined {
   if (reader.kind === 'admin') return undefined;
-  if (reader.kind === 'platform') return eq(auditEntries.platformName, reader.platformName);
+  if (reader.kind === 'platform') return eq(fields.platformName, reader.platformName);
   // The owner's existing voices; a deleted voice's entries stay in the chain but only admins see them.
-  const ownVoices = sql`${auditEntries.voiceId} in (select ${voices.id} from ${voices} where ${voices.ownerId} = ${reader.userId})`;
-  return or(ownVoices, and(eq(auditEntries.callerType, 'user'), eq(auditEntries.callerId, reader.userId)));
+  const ownVoices = sql`${fields.voiceId} in (select ${voices.id} from ${voices} where ${voices.ownerId} = ${reader.userId})`;
+  return or(ownVoices, and(eq(fields.callerType, 'user'), eq(fields.callerId, reader.userId)));
+}
+
+/** Whether `checkId` waits in the queue as a record `reader` will see once it is chained. */
+export async function pendingVisibleTo(db: Executor, reader: AuditReader, checkId: string): Promise<boolean> {
+  const rows = await db
+    .select({ checkId: auditPending.checkId })
+    .from(auditPending)
+    .where(and(eq(auditPending.checkId, checkId), visibleTo(reader, pendingVisibilityFields)));
+  return rows.length > 0;
 }
 
 const storedFields = { seq: auditEntries.seq, entryJson: auditEntries.entryJson, entryHash: auditEntries.entryHash };

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditRecord } from '@vip/shared-schema';
 import fc from 'fast-check';
+import type { Executor } from '../db/client.js';
+import { auditEntries } from '../db/schema.js';
+import type { StoredEntry } from './entries.js';
 
 /** A gate decision as the edge records it; tests override what they look at. */
 export function gateRecord(overrides: Partial<AuditRecord> = {}): AuditRecord {
@@ -32,3 +35,9 @@ const storableText = fc.option(
 /** `count` sets of the free-text record fields, each any storable text or null. */
 export const adversarialTexts = (count: number) =>
   fc.sample(fc.record({ platform_name: storableText, reason: storableText, caller_id: storableText, token_jti: storableText }), count);
+
+/** Puts the chain back as `saved` after a test tampered with it: every row replaced, in batches. */
+export async function restoreChain(db: Executor, saved: readonly StoredEntry[]): Promise<void> {
+  await db.delete(auditEntries);
+  for (let i = 0; i < saved.length; i += 500) await db.insert(auditEntries).values(saved.slice(i, i + 500));
+}

@@ -1,6 +1,7 @@
 /** Tables of every domain, one file each under schema/, so domains can be added without touching the others. */
 export * from './schema/audit.js';
 export * from './schema/audit-pending.js';
+export * from './schema/audit-tlog.js';
 export * from './schema/consents.js';
 export * from './schema/edge-sync.js';
 export * from './schema/embeddings.js';

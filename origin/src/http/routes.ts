@@ -16,6 +16,13 @@ export interface RouteOptions<C extends RouteContract> {
   /** Runs before validation, so an unauthenticated caller learns nothing about the request shape. */
   guards?: preHandlerAsyncHookHandler[];
   handler: (input: RouteInput<C>, request: FastifyRequest) => Promise<SuccessBody<C>> | SuccessBody<C>;
+  /** Sent with every success (caching, mostly). */
+  headers?: Record<string, string>;
+  /**
+   * The router's URL where the contract's OpenAPI path cannot say it: ending in a wildcard (`*`, which
+   * takes slashes) that stands for the contract path's last parameter.
+   */
+  url?: string;
 }
 
 /** Every contract registered on the app, in order; /openapi.json is generated from this list. */
@@ -32,13 +39,16 @@ export function addRoute<C extends RouteContract>(
   options: RouteOptions<C>,
 ): void {
   registry.push(contract);
+  const wildcardParameter = options.url?.endsWith('*') ? /\{(\w+)\}$/.exec(contract.path)?.[1] : undefined;
+  const paramsOf = (request: FastifyRequest) =>
+    wildcardParameter ? { [wildcardParameter]: (request.params as Record<string, string>)['*'] } : request.params;
   app.route({
     method: contract.method.toUpperCase() as Uppercase<C['method']>,
-    url: routerPath(contract),
+    url: options.url ?? routerPath(contract),
     preHandler: options.guards ?? [],
     handler: async (request, reply) => {
       const input = {
-        params: parse(contract.params, request.params, 'params'),
+        params: parse(contract.params, paramsOf(request), 'params'),
         query: parse(contract.query, request.query, 'query'),
         // A request without a body is read as an empty object, so missing fields are named one by one.
         body: parse(contract.body, request.body ?? {}, 'body'),
@@ -46,6 +56,7 @@ export function addRoute<C extends RouteContract>(
       const result = await options.handler(input, request);
       reply.code(contract.success.status);
       if (contract.success.contentType) reply.type(contract.success.contentType);
+      if (options.headers) reply.headers(options.headers);
       return result;
     },
   });

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuditService } from '../audit/service.js';
+import type { TransparencyLog } from '../audit/tlog-service.js';
 import type { Database } from '../db/client.js';
 import type { Clock } from '../runtime.js';
 import type { SenderSettings } from '../webhooks/sender.js';
@@ -12,9 +13,12 @@ export interface AuditAndWebhookJobsOptions {
   clock: Clock;
   log: FastifyBaseLogger;
   audit: AuditService;
+  tlog: TransparencyLog;
   /** Null: nothing to collect (no edge configured). */
   edge: { url: string; internalSecret: string } | null;
   checkpointIntervalMs: number;
+  /** How often the transparency log's checkpoint is signed when the tree grew: the longest a new entry waits for a receipt. */
+  tlogCheckpointIntervalMs: number;
   webhookSender: SenderSettings;
   retryScheduleSeconds: readonly number[];
 }
@@ -34,10 +38,28 @@ export function createAuditAndWebhookJobs(options: AuditAndWebhookJobsOptions) {
     sender: options.webhookSender,
     retrySchedule: options.retryScheduleSeconds,
   });
+  // Nudged by the appender, so a new entry is signed for at once; never more often than the interval,
+  // which also bounds how long entries appended by other origin processes wait.
+  let lastSignedAt = Number.NEGATIVE_INFINITY;
+  const tlogCheckpoints = new BackgroundLoop({
+    name: 'tlog-checkpoints',
+    round: async () => {
+      const untilDue = lastSignedAt + options.tlogCheckpointIntervalMs - performance.now();
+      if (untilDue > 0) return { waitMs: untilDue };
+      if (await options.tlog.signCheckpoint()) lastSignedAt = performance.now();
+      return 'idle';
+    },
+    idleMs: options.tlogCheckpointIntervalMs,
+    log,
+  });
   const webhooks = new BackgroundLoop({ name: 'webhooks', round: () => webhookWorker.round(), idleMs: WEBHOOK_POLL_MS, log });
   const appender = new BackgroundLoop({
     name: 'audit-appender',
-    round: async () => ((await audit.appendPending()).more ? 'busy' : 'idle'),
+    round: async () => {
+      const { appended, more } = await audit.appendPending();
+      if (appended > 0) tlogCheckpoints.nudge();
+      return more ? 'busy' : 'idle';
+    },
     idleMs: APPEND_POLL_MS,
     log,
   });
@@ -65,7 +87,7 @@ export function createAuditAndWebhookJobs(options: AuditAndWebhookJobsOptions) {
   const collecting = collector
     ? new BackgroundLoop({ name: 'audit-collector', round: () => collector.collectOnce(), idleMs: COLLECT_POLL_MS, log })
     : null;
-  const loops = [appender, checkpoints, webhooks, ...(collecting ? [collecting] : [])];
+  const loops = [appender, checkpoints, tlogCheckpoints, webhooks, ...(collecting ? [collecting] : [])];
   return {
     start: () => {
       for (const loop of loops) loop.start();

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { createdApiKeySchema, platformSchema } from '@vip/shared-schema';
 import { type AccessTokens, createAccessTokens, generateSigningJwk, type SigningJwk } from '../auth/access-tokens.js';
 import { type PasswordHasher, scryptHasher } from '../auth/passwords.js';
 import type { DatabaseHandle } from '../db/client.js';
@@ -93,3 +94,17 @@ export async function loggedIn(origin: TestOrigin, role: 'owner' | 'admin' = 'ow
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** A registered platform named `name` and a fresh API key for it, made through the API by an admin. */
+export async function platformWithApiKey(origin: TestOrigin, adminToken: string, name: string) {
+  const platform = platformSchema.parse(
+    (await origin.app.inject({ method: 'POST', url: '/api/v1/platforms', headers: bearer(adminToken), payload: { name } })).json(),
+  );
+  const created = await origin.app.inject({
+    method: 'POST',
+    url: `/api/v1/platforms/${platform.platform_id}/api-keys`,
+    headers: bearer(adminToken),
+    payload: {},
+  });
+  return { platformId: platform.platform_id, ...createdApiKeySchema.parse(created.json()) };
+}

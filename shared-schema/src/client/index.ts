@@ -3,6 +3,9 @@
  * admins (the origin), and a webhook verifier for receivers. Types come from the shared zod
  * schemas and route contracts; answers are parsed with them, so a drifted contract throws.
  */
+
+export type { AuditReceipt } from '../routes/origin-tlog.js';
+export { type Checkpoint, TlogFormatError } from '../tlog.js';
 export { ContractError, ProblemError, parseRateLimit, parseRetryAfter, type RateLimitInfo } from './errors.js';
 export {
   type ApprovedResult,
@@ -31,6 +34,7 @@ export {
   type ScreenInput,
 } from './origin.js';
 export { type ScreenedCheck, type ScreenThenCheckInput, screenThenCheck } from './protect.js';
+export { type VerifiedReceipt, verifyReceipt } from './receipt.js';
 export {
   type HeaderSource,
   type VerifiedWebhook,

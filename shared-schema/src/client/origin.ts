@@ -3,6 +3,7 @@ import * as audit from '../routes/origin-audit.js';
 import * as identity from '../routes/origin-identity.js';
 import * as licenseRequests from '../routes/origin-license-requests.js';
 import * as registry from '../routes/origin-registry.js';
+import * as tlog from '../routes/origin-tlog.js';
 import * as voices from '../routes/origin-voices.js';
 import * as webhooks from '../routes/origin-webhooks.js';
 import type { enrollFieldsSchema } from '../voices.js';
@@ -167,6 +168,12 @@ export function createOriginClient(options: OriginClientOptions) {
         call(audit.auditCheckpointsRoute, { query }, o),
       latestCheckpoint: (o?: CallOptions) => call(audit.latestAuditCheckpointRoute, {}, o),
       checkpointKeys: (o?: CallOptions) => call(audit.auditCheckpointKeysRoute, {}, o),
+      /**
+       * The receipt of one entry (same visibility as the entry); check it with `verifyReceipt` and the
+       * log's verifier key. Throws a ProblemError `receipt_pending` (with Retry-After) until a signed
+       * checkpoint covers the entry.
+       */
+      receipt: (checkId: string, o?: CallOptions) => call(tlog.auditReceiptRoute, { params: { check_id: checkId } }, o),
     },
   };
 }

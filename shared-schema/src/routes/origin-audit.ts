@@ -57,7 +57,8 @@ export const auditCheckpointSchema = z
 export const auditCheckpointListSchema = z.object({ checkpoints: z.array(auditCheckpointSchema) }).meta({ id: 'AuditCheckpointList' });
 export const auditCheckpointListQuerySchema = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
-const readerProblems = ['authentication_required', 'invalid_token', 'invalid_credentials', 'validation_failed'] as const;
+/** What every route reading audit entries can answer (the visibility rules are the audit log's). */
+export const readerProblems = ['authentication_required', 'invalid_token', 'invalid_credentials', 'validation_failed'] as const;
 
 export const auditLogRoute = defineRoute({
   method: 'get',

@@ -1,0 +1,39 @@
+import { auditReceiptRoute, tlogCheckpointRoute, tlogTileRoute, tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin-tlog';
+import type { FastifyInstance } from 'fastify';
+import type { Guards } from '../auth/guard.js';
+import type { Database } from '../db/client.js';
+import { addRoute, type ContractRegistry } from '../http/routes.js';
+import { platformOrUserGuard } from '../platforms/caller-guard.js';
+import { readerOf } from './readers.js';
+import type { TransparencyLog } from './tlog-service.js';
+
+/** A tile never changes once served (a partial tile of width W is a prefix of every later one). */
+const IMMUTABLE = { 'cache-control': 'public, max-age=31536000, immutable' };
+
+export function registerTlogRoutes(
+  app: FastifyInstance,
+  registry: ContractRegistry,
+  db: Database,
+  guards: Guards,
+  tlog: TransparencyLog,
+): void {
+  addRoute(app, registry, auditReceiptRoute, {
+    guards: [platformOrUserGuard(db, guards)],
+    handler: ({ params }, request) => tlog.receipt(readerOf(request), params.check_id),
+  });
+
+  addRoute(app, registry, tlogCheckpointRoute, {
+    handler: () => tlog.latestCheckpoint(),
+    headers: { 'cache-control': 'no-cache' },
+  });
+
+  addRoute(app, registry, tlogVerifierKeyRoute, {
+    handler: () => tlog.verifierKey(),
+  });
+
+  addRoute(app, registry, tlogTileRoute, {
+    url: '/tlog/tile/*',
+    handler: ({ params }) => tlog.tile(params.tile),
+    headers: IMMUTABLE,
+  });
+}
