@@ -1,7 +1,7 @@
 import { type AuditRecord, hmacSha256, toHex } from '@vip/shared-schema';
 import type { Caller } from '../auth/caller.js';
 import type { EdgeConfig } from '../config.js';
-import type { Limit } from './rate-limit.js';
+import type { Limit } from './rate-window.js';
 
 /** Credentials get the per-minute quota; anonymous callers (Variant B) the per-IP hourly one. */
 export function gateLimit(config: EdgeConfig, caller: Caller, route: 'gate' | 'redeem'): Limit {

@@ -1,15 +1,14 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { AuditRecord } from '@vip/shared-schema';
 import type { Env } from '../env.js';
-import { countInWindow } from '../gate/rate-limit.js';
-import type { RateDecision } from './RateLimiter.js';
+import { countInWindow, type RateDecision } from '../gate/rate-window.js';
 
 /**
  * Pending audit records (DESIGN section 5), one shard of several. A record is written here before
  * the gate answers and stays until the origin acknowledges it, so nothing is lost between planes.
  *
  * The shard also counts the gate's rate limits: each limit key has one home shard
- * (gate/audit-outbox.ts `shardOfKey`), and the object handles one call at a time, so the count is
+ * (gate/audit-shards.ts `shardOfKey`), and the object handles one call at a time, so the count is
  * exact. Admitting a request and storing its decision is then one call and one storage commit.
  */
 export class AuditOutbox extends DurableObject<Env> {

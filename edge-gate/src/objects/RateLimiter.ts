@@ -1,20 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../env.js';
-import { countInWindow } from '../gate/rate-limit.js';
-
-export interface RateDecision {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Seconds until the current window ends. */
-  resetSeconds: number;
-  windowSeconds: number;
-}
-
-interface Window {
-  start: number;
-  count: number;
-}
+import { countInWindow, type RateDecision, type RateWindow } from '../gate/rate-window.js';
 
 const WINDOW_KEY = 'window';
 
@@ -25,8 +11,8 @@ const WINDOW_KEY = 'window';
  */
 export class RateLimiter extends DurableObject<Env> {
   async hit(limit: number, windowSeconds: number, nowMs: number): Promise<RateDecision> {
-    const { decision, next } = countInWindow(await this.ctx.storage.get<Window>(WINDOW_KEY), limit, windowSeconds, nowMs);
-    if (next) await this.ctx.storage.put(WINDOW_KEY, next satisfies Window);
+    const { decision, next } = countInWindow(await this.ctx.storage.get<RateWindow>(WINDOW_KEY), limit, windowSeconds, nowMs);
+    if (next) await this.ctx.storage.put(WINDOW_KEY, next satisfies RateWindow);
     return decision;
   }
 }

@@ -4,26 +4,13 @@ import { configFor } from '../config.js';
 import { mirrorVoiceToKv, type StoredVoice } from '../edge-index/voices.js';
 import type { Env } from '../env.js';
 import { signAuthorizationToken } from '../gate/authorization-token.js';
-import { type Evaluation, evaluate, type GateQuery } from '../gate/rules.js';
+import type { DecideInput, Decision, Redemption } from '../gate/outcomes.js';
+import { evaluate, type GateQuery } from '../gate/rules.js';
 
 const VOICE_KEY = 'voice';
 const TOKEN_PREFIX = 'token:';
 /** Redeemed and unredeemed token entries are kept this long past `exp`, then purged by the alarm. */
 const TOKEN_RETENTION_MS = 10 * 60_000;
-
-export interface DecideInput extends GateQuery {
-  voice_id: string;
-  check_id: string;
-  jti: string;
-  /** Who may redeem the token (see gate/callers.ts holderOf). */
-  holder: string;
-  now_ms: number;
-}
-
-/** What the gate answers on: a refusal or unknown voice as judged, or an approval with its token. */
-export type Decision =
-  | Exclude<Evaluation, { outcome: 'approved' }>
-  | { outcome: 'approved'; consent_status: 'active'; license_status: 'licensed'; token: string; jti: string; expires_at: string };
 
 interface IssuedToken {
   holder: string;
@@ -31,8 +18,6 @@ interface IssuedToken {
   exp_ms: number;
   redeemed_at: number | null;
 }
-
-export type Redemption = 'redeemed' | 'already_used' | 'revoked' | 'not_holder' | 'unknown';
 
 /**
  * One per voice (`idFromName(voice_id)`): the authoritative consent and licence state the origin
