@@ -1,9 +1,10 @@
-import type { AuditRecord, PreSynthesisCheckRequest } from '@vip/shared-schema';
+import { type AuditRecord, type PreSynthesisCheckRequest, ProblemError } from '@vip/shared-schema';
 import type { Caller } from '../auth/caller.js';
 import type { EdgeConfig } from '../config.js';
 import { readVoiceFromKv } from '../edge-index/voices.js';
 import type { Env } from '../env.js';
-import { auditedCaller, holderOf } from '../gate/callers.js';
+import { checkIdInShard } from '../gate/audit-shards.js';
+import { auditedCaller, type Home, holderOf, homeOf } from '../gate/callers.js';
 import type { Decision } from '../gate/outcomes.js';
 import type { Limit, RateDecision } from '../gate/rate-window.js';
 import { auditFields } from '../gate/results.js';
@@ -15,8 +16,9 @@ import { decideAtVoiceGate } from '../objects/voice-gate-client.js';
  * The gate's admission sequence (spec 2.4, 2.5, 3): count the caller, decide, record durably.
  *
  * Every request is counted against the caller's limit, and a refused one gets its 429 whatever its
- * body and whatever was decided. The limit is counted by the AuditOutbox shard that holds the
- * caller's key, so a decision is admitted and recorded in one object call. KV answers unknown and
+ * body and whatever was decided. The limit is counted by the caller's home AuditOutbox shard, which
+ * also refuses an API key revoked since the KV index copy was read, so a decision is authorized,
+ * admitted and recorded in one object call. KV answers unknown and
  * blocked voices; an approval is only ever given by the voice's VoiceGate object, which issues the
  * token in the same step, and is decided before that call, so a refused request may leave a token
  * behind that nobody ever sees (it expires unused). A caller this isolate has seen refused is
@@ -37,8 +39,10 @@ function recentlyRefused(key: string, nowMs: number): boolean {
   return (refusedUntil.get(key) ?? 0) > nowMs;
 }
 
-async function admit(env: Env, limit: Limit, nowMs: number, record: AuditRecord | null, applyRate: ApplyRate): Promise<void> {
-  const rate = await admitInHomeShard(env, limit, nowMs, record);
+async function admit(env: Env, home: Home, limit: Limit, nowMs: number, record: AuditRecord | null, applyRate: ApplyRate): Promise<void> {
+  const admission = await admitInHomeShard(env, home, limit, nowMs, record);
+  if (admission.keyRevoked) throw new ProblemError('invalid_credentials', 'The API key is not valid.');
+  const { rate } = admission;
   if (rate.allowed) refusedUntil.delete(limit.key);
   else {
     if (refusedUntil.size >= REFUSALS_REMEMBERED) refusedUntil.clear();
@@ -47,9 +51,12 @@ async function admit(env: Env, limit: Limit, nowMs: number, record: AuditRecord 
   applyRate(rate);
 }
 
-/** A request refused before any decision (its body, its platform): counted all the same. */
-export function countUndecided(env: Env, limit: Limit, nowMs: number, applyRate: ApplyRate): Promise<void> {
-  return admit(env, limit, nowMs, null, applyRate);
+/**
+ * Counts a request that records nothing here: one refused before any decision (its body, its
+ * platform), counted all the same, or a redemption. A revoked API key is refused (401).
+ */
+export function countRequest(env: Env, caller: Caller, limit: Limit, nowMs: number, applyRate: ApplyRate): Promise<void> {
+  return admit(env, homeOf(caller), limit, nowMs, null, applyRate);
 }
 
 export interface GateCheck {
@@ -58,15 +65,23 @@ export interface GateCheck {
   licenseTokenHash: string | null;
   caller: Caller;
   limit: Limit;
-  /** In the limit key's home shard (`checkIdInShard`), so admission and record are one call. */
-  checkId: string;
   nowMs: number;
-  newJti: () => string;
+  newId: () => string;
 }
 
-/** Decides a well-formed check and makes the decision durable before it is returned. */
-export async function decideCheck(env: Env, config: EdgeConfig, check: GateCheck, applyRate: ApplyRate): Promise<Decision> {
-  const { request, limit, checkId, nowMs } = check;
+/**
+ * Decides a well-formed check and makes the decision durable before it is returned, with its
+ * check_id: minted in the caller's home shard, so admission and record are one call.
+ */
+export async function decideCheck(
+  env: Env,
+  config: EdgeConfig,
+  check: GateCheck,
+  applyRate: ApplyRate,
+): Promise<{ decision: Decision; checkId: string }> {
+  const { request, limit, nowMs } = check;
+  const home = homeOf(check.caller);
+  const checkId = checkIdInShard(check.newId(), home.shard);
   const query: GateQuery = {
     platform_name: request.platform_name,
     intended_use: request.intended_use,
@@ -88,21 +103,21 @@ export async function decideCheck(env: Env, config: EdgeConfig, check: GateCheck
   const fastPath = evaluate(indexed?.record ?? null, query, nowMs);
   if (fastPath.outcome !== 'approved') {
     // Unknown or refused on the KV copy: admission and the durable record in one call.
-    await admit(env, limit, nowMs, auditRecord(fastPath), applyRate);
-    return fastPath;
+    await admit(env, home, limit, nowMs, auditRecord(fastPath), applyRate);
+    return { decision: fastPath, checkId };
   }
   // A possible approval: confirmed (and its token issued) by VoiceGate only.
   const admittedFirst = recentlyRefused(limit.key, nowMs);
-  if (admittedFirst) await admit(env, limit, nowMs, null, applyRate);
+  if (admittedFirst) await admit(env, home, limit, nowMs, null, applyRate);
   const decision = await decideAtVoiceGate(env, {
     ...query,
     voice_id: request.voice_id,
     check_id: checkId,
-    jti: check.newJti(),
+    jti: check.newId(),
     holder: holderOf(check.caller),
     now_ms: nowMs,
   });
   if (admittedFirst) await recordDecision(env, auditRecord(decision));
-  else await admit(env, limit, nowMs, auditRecord(decision), applyRate);
-  return decision;
+  else await admit(env, home, limit, nowMs, auditRecord(decision), applyRate);
+  return { decision, checkId };
 }

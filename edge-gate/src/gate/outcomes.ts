@@ -1,3 +1,4 @@
+import type { RateDecision } from './rate-window.js';
 import type { Evaluation, GateQuery } from './rules.js';
 
 /**
@@ -19,5 +20,8 @@ export interface DecideInput extends GateQuery {
 export type Decision =
   | Exclude<Evaluation, { outcome: 'approved' }>
   | { outcome: 'approved'; consent_status: 'active'; license_status: 'licensed'; token: string; jti: string; expires_at: string };
+
+/** A home shard's answer to a request: the key it came with is revoked, or the limit's decision. */
+export type ShardAdmission = { keyRevoked: true } | { keyRevoked: false; rate: RateDecision };
 
 export type Redemption = 'redeemed' | 'already_used' | 'revoked' | 'not_holder' | 'unknown';

@@ -5,9 +5,9 @@ import { countInWindow, type RateDecision, type RateWindow } from '../gate/rate-
 const WINDOW_KEY = 'window';
 
 /**
- * One per limited key (a client IP per route for the demo, a credential for redemption). A fixed
- * window counted in storage: the object handles one request at a time, so the limit holds exactly,
- * and survives eviction. The gate's own limit is counted by its AuditOutbox shard (see there).
+ * One per limited key (a client IP for the demo). A fixed window counted in storage: the object
+ * handles one request at a time, so the limit holds exactly, and survives eviction. The gate's and
+ * redemption's limits are counted by the caller's home AuditOutbox shard (see there).
  */
 export class RateLimiter extends DurableObject<Env> {
   async hit(limit: number, windowSeconds: number, nowMs: number): Promise<RateDecision> {

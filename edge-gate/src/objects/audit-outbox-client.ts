@@ -1,7 +1,9 @@
-import type { AuditPullResponse, AuditRecord } from '@vip/shared-schema';
+import type { AuditPullResponse, AuditRecord, SyncUpdate } from '@vip/shared-schema';
 import type { Env } from '../env.js';
-import { AUDIT_SHARDS, shardOf, shardOfKey } from '../gate/audit-shards.js';
-import type { Limit, RateDecision } from '../gate/rate-window.js';
+import { AUDIT_SHARDS, shardOf } from '../gate/audit-shards.js';
+import { type Home, homeShardOfKey } from '../gate/callers.js';
+import type { ShardAdmission } from '../gate/outcomes.js';
+import type { Limit } from '../gate/rate-window.js';
 
 /** The AuditOutbox shard at `index` (0 … AUDIT_SHARDS - 1). */
 export function auditOutboxShard(env: Env, index: number) {
@@ -14,13 +16,19 @@ export async function recordDecision(env: Env, record: AuditRecord): Promise<voi
 }
 
 /**
- * Counts a request against `limit` in the key's home shard and, when admitted, stores `record`
- * (whose check_id must belong to that shard, see `checkIdInShard`) in the same call and commit.
+ * Counts a request against `limit` in the caller's home shard, which first refuses a revoked API
+ * key, and, when admitted, stores `record` (whose check_id must belong to that shard, see
+ * `checkIdInShard`) in the same call and commit.
  */
-export function admitInHomeShard(env: Env, limit: Limit, nowMs: number, record: AuditRecord | null): Promise<RateDecision> {
-  const home = shardOfKey(limit.key);
-  if (record && shardOf(record.check_id) !== home) throw new Error('check_id is not in the limit key’s shard');
-  return auditOutboxShard(env, home).admit(limit.key, limit.quota, limit.windowSeconds, nowMs, record);
+export function admitInHomeShard(env: Env, home: Home, limit: Limit, nowMs: number, record: AuditRecord | null): Promise<ShardAdmission> {
+  if (record && shardOf(record.check_id) !== home.shard) throw new Error('check_id is not in the caller’s home shard');
+  return auditOutboxShard(env, home.shard).admit(limit.key, limit.quota, limit.windowSeconds, nowMs, record, home.keyHash);
+}
+
+/** Hands an API key's revocation state to its home shard, which the gate asks on every request. */
+export function applyKeyUpdate(env: Env, update: Extract<SyncUpdate, { kind: 'api_key' }>): Promise<'applied' | 'stale'> {
+  const revoked = update.record === null || update.record.revoked;
+  return auditOutboxShard(env, homeShardOfKey(update.key_hash)).applyKeyUpdate(update.key_hash, update.version, revoked);
 }
 
 /**

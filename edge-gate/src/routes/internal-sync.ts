@@ -5,12 +5,20 @@ import type { Env } from '../env.js';
 import { requireInternalSignature } from '../http/internal-signature.js';
 import { internalBodyLimit, parseJsonText } from '../http/json-body.js';
 import type { MountRecord } from '../http/mount-record.js';
+import { applyKeyUpdate } from '../objects/audit-outbox-client.js';
 import { applyVoiceUpdate } from '../objects/voice-gate-client.js';
 
 const contract = edgeRoutes.indexSync;
 
-function applyUpdate(env: Env, update: SyncUpdate): Promise<'applied' | 'stale'> {
-  if (update.kind === 'api_key') return applyApiKeyUpdate(env.EDGE_INDEX, update);
+/**
+ * An API key goes to the KV index (who the key is) and to its home shard (whether it is revoked,
+ * authoritative: the gate's copy of the index may be older).
+ */
+async function applyUpdate(env: Env, update: SyncUpdate): Promise<'applied' | 'stale'> {
+  if (update.kind === 'api_key') {
+    const outcomes = await Promise.all([applyKeyUpdate(env, update), applyApiKeyUpdate(env.EDGE_INDEX, update)]);
+    return outcomes.includes('applied') ? 'applied' : 'stale';
+  }
   return applyVoiceUpdate(env, update);
 }
 

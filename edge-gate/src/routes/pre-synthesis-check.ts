@@ -1,8 +1,7 @@
 import { ProblemError, sha256Hex } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
-import { countUndecided, decideCheck } from '../admission/gate-check.js';
+import { countRequest, decideCheck } from '../admission/gate-check.js';
 import { gateAuthentication } from '../auth/authenticate.js';
-import { checkIdInShard, shardOfKey } from '../gate/audit-shards.js';
 import { gateLimit, platformRefusal } from '../gate/callers.js';
 import { shapeResult } from '../gate/results.js';
 import { jsonBody, jsonBodyLimit } from '../http/json-body.js';
@@ -30,17 +29,16 @@ export function mountPreSynthesisCheck(mounts: MountRecord) {
       if (refusal) throw new ProblemError('platform_mismatch', refusal);
     } catch (error) {
       // Counted all the same; the limit's answer comes first.
-      await countUndecided(c.env, limit, runtime.now(), applyRate);
+      await countRequest(c.env, caller, limit, runtime.now(), applyRate);
       throw error;
     }
 
-    const checkId = checkIdInShard(runtime.newId(), shardOfKey(limit.key));
     const nowMs = runtime.now();
     const licenseTokenHash = request.license_token === undefined ? null : await sha256Hex(request.license_token);
-    const decision = await decideCheck(
+    const { decision, checkId } = await decideCheck(
       c.env,
       config,
-      { request, licenseTokenHash, caller, limit, checkId, nowMs, newJti: runtime.newId },
+      { request, licenseTokenHash, caller, limit, nowMs, newId: runtime.newId },
       applyRate,
     );
     const { body, headers } = shapeResult(config, config.variant, decision, request.voice_id, checkId, nowMs);

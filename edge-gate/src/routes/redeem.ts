@@ -1,12 +1,13 @@
 import { type AuditRecord, ProblemError, type RedeemResult } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
-import { enforceLimit } from '../admission/limits.js';
+import { countRequest } from '../admission/gate-check.js';
 import { gateAuthentication } from '../auth/authenticate.js';
 import { verifyAuthorizationToken } from '../gate/authorization-token.js';
 import { auditedCaller, gateLimit, holderOf } from '../gate/callers.js';
 import type { Redemption } from '../gate/outcomes.js';
 import { jsonBody, jsonBodyLimit } from '../http/json-body.js';
 import type { MountRecord } from '../http/mount-record.js';
+import { applyRateDecision } from '../http/rate-limit-headers.js';
 import { recordDecision } from '../objects/audit-outbox-client.js';
 import { redeemAtVoiceGate } from '../objects/voice-gate-client.js';
 
@@ -28,7 +29,8 @@ export function mountRedeem(mounts: MountRecord) {
     const config = c.get('config');
     const caller = c.get('caller');
     const runtime = c.get('runtime');
-    await enforceLimit(c, gateLimit(config, caller, 'redeem'));
+    const limit = gateLimit(config, caller, 'redeem');
+    await countRequest(c.env, caller, limit, runtime.now(), applyRateDecision.bind(null, c, limit));
     const { token } = await jsonBody(c, contract.body);
     const nowMs = runtime.now();
     const claims = await verifyAuthorizationToken(config, token, nowMs);
