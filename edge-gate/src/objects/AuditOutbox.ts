@@ -22,13 +22,15 @@ const MEMORY_MAX_ENTRIES = 10_000;
 export class AuditOutbox extends DurableObject<Env> {
   private readonly windows = new Map<string, RateWindow | null>();
   private readonly keyRevoked = new Map<string, boolean>();
+  /** The row of each record handed out by `pull`, so its acknowledgement deletes by rowid. */
+  private readonly handedOut = new Map<string, number>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    // The seq column is the rowid: increasing, without AUTOINCREMENT's counter row written per insert.
-    ctx.storage.sql.exec(
-      'CREATE TABLE IF NOT EXISTS pending (seq INTEGER PRIMARY KEY, check_id TEXT NOT NULL UNIQUE, record TEXT NOT NULL)',
-    );
+    // One row written per record and one per acknowledgement: seq is the rowid (increasing, without
+    // AUTOINCREMENT's counter row), and check_id has no index (acknowledgements find their row
+    // through `handedOut`). A check_id is appended once: each decision has its own.
+    ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS pending (seq INTEGER PRIMARY KEY, check_id TEXT NOT NULL, record TEXT NOT NULL)');
     ctx.storage.sql.exec('CREATE TABLE IF NOT EXISTS windows (key TEXT PRIMARY KEY, start INTEGER NOT NULL, count INTEGER NOT NULL)');
     ctx.storage.sql.exec(
       'CREATE TABLE IF NOT EXISTS api_keys (key_hash TEXT PRIMARY KEY, version INTEGER NOT NULL, revoked INTEGER NOT NULL)',
@@ -37,7 +39,7 @@ export class AuditOutbox extends DurableObject<Env> {
 
   /** Returns once the write is durable (the output gate holds the reply until then). */
   append(record: AuditRecord): void {
-    this.ctx.storage.sql.exec('INSERT OR IGNORE INTO pending (check_id, record) VALUES (?, ?)', record.check_id, JSON.stringify(record));
+    this.ctx.storage.sql.exec('INSERT INTO pending (check_id, record) VALUES (?, ?)', record.check_id, JSON.stringify(record));
   }
 
   /**
@@ -85,11 +87,30 @@ export class AuditOutbox extends DurableObject<Env> {
     return 'applied';
   }
 
-  /** Drops what the origin has appended, then hands out the oldest pending records. */
+  /**
+   * Drops what the origin has appended, then hands out the oldest pending records. A record handed
+   * out by this instance is deleted by its rowid; any other (the object was evicted between pull and
+   * acknowledgement) by one scan of the pending rows for all of them.
+   */
   pull(ack: readonly string[], limit: number): { acked: number; records: AuditRecord[] } {
+    const sql = this.ctx.storage.sql;
     let acked = 0;
-    for (const checkId of ack) acked += this.ctx.storage.sql.exec('DELETE FROM pending WHERE check_id = ?', checkId).rowsWritten;
-    const rows = this.ctx.storage.sql.exec<{ record: string }>('SELECT record FROM pending ORDER BY seq LIMIT ?', limit).toArray();
+    const unknown: string[] = [];
+    for (const checkId of ack) {
+      const seq = this.handedOut.get(checkId);
+      if (seq === undefined) unknown.push(checkId);
+      else {
+        acked += sql.exec('DELETE FROM pending WHERE seq = ? AND check_id = ?', seq, checkId).rowsWritten;
+        this.handedOut.delete(checkId);
+      }
+    }
+    if (unknown.length) {
+      acked += sql.exec('DELETE FROM pending WHERE check_id IN (SELECT value FROM json_each(?))', JSON.stringify(unknown)).rowsWritten;
+    }
+    const rows = sql
+      .exec<{ seq: number; check_id: string; record: string }>('SELECT seq, check_id, record FROM pending ORDER BY seq LIMIT ?', limit)
+      .toArray();
+    for (const row of rows) remember(this.handedOut, row.check_id, row.seq);
     return { acked, records: rows.map((row) => JSON.parse(row.record) as AuditRecord) };
   }
 

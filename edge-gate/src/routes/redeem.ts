@@ -36,7 +36,7 @@ export function mountRedeem(mounts: MountRecord) {
     const claims = await verifyAuthorizationToken(config, token, nowMs);
     if (caller.kind === 'platform' && caller.platform_name !== claims.platform) throw REFUSALS.not_holder();
 
-    const outcome = await redeemAtVoiceGate(c.env, claims.voice_id, claims.jti, holderOf(caller), nowMs);
+    const outcome = await redeemAtVoiceGate(c.env, claims, holderOf(caller), nowMs);
     if (outcome === 'not_holder' || outcome === 'unknown') throw REFUSALS[outcome]();
 
     const redemptionCheckId = runtime.newId();
