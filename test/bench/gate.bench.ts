@@ -48,6 +48,54 @@ const PATHS: {
 /** Issue 17: every path at least this fraction of its floor. */
 const FLOOR_GOAL = 0.8;
 
+/**
+ * Cloudflare's published prices (Workers Paid plan, USD per million units; developers.cloudflare.com
+ * pricing pages for Workers, Durable Objects and KV): Worker requests, Worker CPU milliseconds,
+ * Durable Object requests, SQLite-backed storage rows written, KV reads. Durable Object duration is
+ * left out: a shard or desk under load is active all the time, shared by every request it serves
+ * (128 MB for one second at $12.50 per million GB-s, over 1,000 requests: $0.0016 per million).
+ */
+const PRICES = { workerRequest: 0.3, cpuMs: 0.02, objectRequest: 0.15, rowWritten: 1, kvRead: 0.5 };
+
+interface Operations {
+  objectRequests: number;
+  /** SQLite rows written as workerd counts them (`cursor.rowsWritten`), acknowledgement included. */
+  rowsWritten: number;
+  kvReads: number;
+  /** CPU per request in microseconds. */
+  cpuUs: number;
+}
+
+/**
+ * What each path performed per decision before issue 17 (its CPU as measured there on a quiet
+ * machine): 5 rows (window update; pending insert with its unique index and AUTOINCREMENT counter;
+ * delete on acknowledgement), plus the token row of an approval; KV: the API-key and voice memos
+ * missed about half the time under load, about one read per request.
+ */
+const BEFORE: Record<PathName, Operations> = {
+  no_record: { objectRequests: 1, rowsWritten: 5, kvReads: 1, cpuUs: 509 },
+  blocked: { objectRequests: 1, rowsWritten: 5, kvReads: 1, cpuUs: 500 },
+  approval: { objectRequests: 2, rowsWritten: 6, kvReads: 1, cpuUs: 727 },
+};
+
+/**
+ * Now: 3 rows (window update, pending insert, delete on acknowledgement), plus the token row of an
+ * approval. KV: a live key is read once a minute and a voice once a second per isolate; at this
+ * bench's 64 keys and 64 voices per path and 1,000 requests a second, about 0.07 reads per request.
+ */
+const NOW: Record<PathName, Omit<Operations, 'cpuUs'>> = {
+  no_record: { objectRequests: 1, rowsWritten: 3, kvReads: 0.07 },
+  blocked: { objectRequests: 1, rowsWritten: 3, kvReads: 0.07 },
+  approval: { objectRequests: 2, rowsWritten: 4, kvReads: 0.07 },
+};
+
+const usdPerMillion = (ops: Operations) =>
+  PRICES.workerRequest +
+  PRICES.objectRequest * ops.objectRequests +
+  PRICES.rowWritten * ops.rowsWritten +
+  PRICES.kvRead * ops.kvReads +
+  (PRICES.cpuMs * ops.cpuUs) / 1000;
+
 interface Deployment {
   gate: ServedWorker;
   hello: ServedWorker;
@@ -284,6 +332,26 @@ const bench: Bench = {
           }),
         );
       }
+      for (const path of PATHS) {
+        const before = usdPerMillion(BEFORE[path.name]);
+        const now = usdPerMillion({ ...NOW[path.name], cpuUs: median(gateCpuUs[path.name]) || BEFORE[path.name].cpuUs });
+        figures.push(
+          {
+            key: `gate.${path.name}.rows_written`,
+            label: `${path.label}: rows written per decision`,
+            value: NOW[path.name].rowsWritten,
+            unit: 'rows',
+            goal: { atMost: 3 },
+          },
+          {
+            key: `gate.${path.name}.usd_per_million`,
+            label: `${path.label}: cost per million checks (before: ${round(before, 2)})`,
+            value: round(now, 2),
+            unit: 'USD',
+            goal: { atMost: round((before * 2) / 3, 2) },
+          },
+        );
+      }
       const latencyRuns = [
         { key: 'hello', label: 'hello-world Worker', worker: hello, requests: requests.no_record },
         ...PATHS.map((path) => ({ key: path.name, label: path.label, worker: gate, requests: requests[path.name] })),
@@ -301,10 +369,17 @@ const bench: Bench = {
           `${rounds} round(s) of ${loadSeconds} s per run, ${CONNECTIONS} connections; latency over ${latencySeconds} s per path.`,
           'Request rates and latencies are absolute and move with the load of the machine; only the CPU ratios are compared by --quick.',
           [
-            'Where the time goes: hello-world touches no storage; a gate request reads its API key and its voice from KV (each read reused',
-            'for at most 250 ms / 1 s within an isolate) and makes one call to its home AuditOutbox shard, which counts the limit and',
-            'stores the decision record in one commit; an approval adds the VoiceGate call that re-judges and signs the token. Locally',
-            "Miniflare's KV simulator costs more CPU per read than a whole hello-world request, and every commit waits for the output gate.",
+            'Where the time goes: hello-world touches no storage; the floor makes the object calls the design requires and nothing else.',
+            'A gate request also routes through Hono and its middleware (request id and log line, settings, authentication, body limit),',
+            'hashes the API key, validates the body with zod, reads its API key and voice from the per-isolate memo (KV once a minute per',
+            'live key and once a second per voice), and its home AuditOutbox call checks the key, counts the window (one row) and stores',
+            'the record (one row); an approval adds the desk call that re-judges, signs with jose and stores the token.',
+          ].join(' '),
+          [
+            "Cost per million checks: Cloudflare's published prices (Worker request $0.30, CPU $0.02 per million ms, Durable Object",
+            'request $0.15, SQLite row written $1.00, KV read $0.50, per million) times what each path performs: before issue 17, 5 rows',
+            '(6 with the token) and about one KV read per request; now 3 rows (4 with the token) and about 0.07 KV reads; object',
+            'duration left out (an object under load serves every request in the same second: about $0.002 per million).',
           ].join(' '),
         ],
       };
