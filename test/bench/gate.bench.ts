@@ -80,13 +80,13 @@ const BEFORE: Record<PathName, Operations> = {
 
 /**
  * Now: 3 rows (window update, pending insert, delete on acknowledgement), plus the token row of an
- * approval. KV: a live key is read once a minute and a voice once a second per isolate; at this
- * bench's 64 keys and 64 voices per path and 1,000 requests a second, about 0.07 reads per request.
+ * approval. KV: a live key is read once a minute and a voice once in 5 s per isolate; at this
+ * bench's 64 keys and 64 voices per path and 1,000 requests a second, about 0.014 reads per request.
  */
 const NOW: Record<PathName, Omit<Operations, 'cpuUs'>> = {
-  no_record: { objectRequests: 1, rowsWritten: 3, kvReads: 0.07 },
-  blocked: { objectRequests: 1, rowsWritten: 3, kvReads: 0.07 },
-  approval: { objectRequests: 2, rowsWritten: 4, kvReads: 0.07 },
+  no_record: { objectRequests: 1, rowsWritten: 3, kvReads: 0.014 },
+  blocked: { objectRequests: 1, rowsWritten: 3, kvReads: 0.014 },
+  approval: { objectRequests: 2, rowsWritten: 4, kvReads: 0.014 },
 };
 
 const usdPerMillion = (ops: Operations) =>
@@ -372,13 +372,13 @@ const bench: Bench = {
             'Where the time goes: hello-world touches no storage; the floor makes the object calls the design requires and nothing else.',
             'A gate request also routes through Hono and its middleware (request id and log line, settings, authentication, body limit),',
             'hashes the API key, validates the body with zod, reads its API key and voice from the per-isolate memo (KV once a minute per',
-            'live key and once a second per voice), and its home AuditOutbox call checks the key, counts the window (one row) and stores',
+            'live key and once in 5 s per voice), and its home AuditOutbox call checks the key, counts the window (one row) and stores',
             'the record (one row); an approval adds the desk call that re-judges, signs with jose and stores the token.',
           ].join(' '),
           [
             "Cost per million checks: Cloudflare's published prices (Worker request $0.30, CPU $0.02 per million ms, Durable Object",
             'request $0.15, SQLite row written $1.00, KV read $0.50, per million) times what each path performs: before issue 17, 5 rows',
-            '(6 with the token) and about one KV read per request; now 3 rows (4 with the token) and about 0.07 KV reads; object',
+            '(6 with the token) and about one KV read per request; now 3 rows (4 with the token) and about 0.014 KV reads; object',
             'duration left out (an object under load serves every request in the same second: about $0.002 per million).',
           ].join(' '),
         ],
