@@ -1,9 +1,9 @@
-import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { Hono } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { configFor } from './config.js';
 import type { AppEnv } from './http/context.js';
 import { notFound, onError } from './http/errors.js';
+import { MountRecord } from './http/mount-record.js';
 import { requestLog } from './http/request-log.js';
 import { mountAuditPull } from './routes/audit-pull.js';
 import { mountDemo } from './routes/demo.js';
@@ -16,8 +16,6 @@ import { mountPreSynthesisCheck } from './routes/pre-synthesis-check.js';
 import { mountRedeem } from './routes/redeem.js';
 import type { Runtime } from './runtime.js';
 
-const routes = Object.values(edgeRoutes);
-
 const withConfig = createMiddleware<AppEnv>(async (c, next) => {
   c.set('config', configFor(c.env));
   await next();
@@ -28,17 +26,17 @@ export function createApp(runtime: Runtime): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(requestLog(runtime));
   app.use(withConfig);
-  mountPreSynthesisCheck(app);
-  mountDemo(app);
-  mountRedeem(app);
-  mountJwks(app);
-  mountInternalSync(app);
-  mountAuditPull(app);
-  mountOpenApi(app);
-  mountDocs(app);
-  mountHealth(app);
+  const mounts = new MountRecord(app);
+  mountPreSynthesisCheck(mounts);
+  mountDemo(mounts);
+  mountRedeem(mounts);
+  mountJwks(mounts);
+  mountInternalSync(mounts);
+  mountAuditPull(mounts);
+  mountOpenApi(mounts);
+  mountDocs(mounts);
+  mountHealth(mounts);
   app.onError(onError);
-  // Edge paths have no parameters, so a path names its route exactly.
-  app.notFound(notFound((path) => routes.filter((route) => route.path === path).map((route) => route.method.toUpperCase())));
+  app.notFound(notFound((path) => mounts.methodsAt(path)));
   return app;
 }

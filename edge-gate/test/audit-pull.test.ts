@@ -2,7 +2,7 @@ import { SELF } from 'cloudflare:test';
 import { type AuditRecord, INTERNAL_AUDIT_PULL_PATH } from '@vip/shared-schema';
 import { describe, expect, it } from 'vitest';
 import { findAuditRecord } from './audit-support.js';
-import { EDGE, edgeFetch, expectProblem, GATE_PATH, jsonPost, newPlatformKey, signedPost } from './support.js';
+import { EDGE, edgeFetch, expectProblem, GATE_PATH, gateCheck, jsonPost, newPlatformKey, signedPost } from './support.js';
 
 async function pull(body: { ack?: string[]; limit?: number }) {
   const response = await signedPost(INTERNAL_AUDIT_PULL_PATH, JSON.stringify(body));
@@ -35,6 +35,23 @@ describe('POST /internal/v1/audit-pull (audit hand-off to the origin)', () => {
     expect((await pull({ ack: [check_id], limit: 1 })).acked).toBe(1);
     expect(await findAuditRecord(check_id)).toBeNull();
     expect((await pull({ ack: [check_id], limit: 1 })).acked).toBe(0);
+  });
+
+  it('deletes acknowledged records it did not hand out in this life (evicted between pull and acknowledgement)', async () => {
+    const key = await newPlatformKey();
+    const decide = async () => {
+      const response = await gateCheck(
+        { voice_id: crypto.randomUUID(), platform_name: key.platformName, intended_use: 'audiobook' },
+        { 'x-api-key': key.apiKey },
+      );
+      return ((await response.json()) as { check_id: string }).check_id;
+    };
+    const [first, second, kept] = [await decide(), await decide(), await decide()];
+    // Never pulled, so the shard has no row of its own for them: found by check_id.
+    expect((await pull({ ack: [first, second, crypto.randomUUID()], limit: 1 })).acked).toBe(2);
+    expect(await findAuditRecord(first)).toBeNull();
+    expect(await findAuditRecord(second)).toBeNull();
+    expect(await findAuditRecord(kept)).not.toBeNull();
   });
 
   it('refuses an unsigned pull', async () => {

@@ -1,11 +1,12 @@
 import { env, runInDurableObject } from 'cloudflare:test';
 import type { AuditRecord } from '@vip/shared-schema';
-import { AUDIT_SHARDS, outboxShard, shardOf } from '../src/gate/audit-outbox.js';
+import { AUDIT_SHARDS, shardOf } from '../src/gate/audit-shards.js';
 import type { AuditOutbox } from '../src/objects/AuditOutbox.js';
+import { auditOutboxShard } from '../src/objects/audit-outbox-client.js';
 
 /** Reads a pending record straight from its outbox shard (what the edge holds before the origin pulls). */
 export async function findAuditRecord(checkId: string): Promise<AuditRecord | null> {
-  return runInDurableObject(outboxShard(env, shardOf(checkId)), (_instance: AuditOutbox, state) => {
+  return runInDurableObject(auditOutboxShard(env, shardOf(checkId)), (_instance: AuditOutbox, state) => {
     const rows = state.storage.sql.exec<{ record: string }>('SELECT record FROM pending WHERE check_id = ?', checkId).toArray();
     return rows[0] ? (JSON.parse(rows[0].record) as AuditRecord) : null;
   });
@@ -15,7 +16,7 @@ export async function findAuditRecord(checkId: string): Promise<AuditRecord | nu
 export async function auditRecordsOfVoice(voiceId: string): Promise<AuditRecord[]> {
   const shards = await Promise.all(
     Array.from({ length: AUDIT_SHARDS }, (_, index) =>
-      runInDurableObject(outboxShard(env, index), (_instance: AuditOutbox, state) =>
+      runInDurableObject(auditOutboxShard(env, index), (_instance: AuditOutbox, state) =>
         state.storage.sql.exec<{ record: string }>('SELECT record FROM pending').toArray(),
       ),
     ),

@@ -1,5 +1,5 @@
 import { type ApiKeyIndexRecord, kvKeys, type SyncUpdate } from '@vip/shared-schema';
-import { API_KEY_READ_TTL_MS, INDEX_READ_MAX_ENTRIES, ReadCache } from './read-cache.js';
+import { API_KEY_MISS_TTL_MS, API_KEY_READ_TTL_MS, INDEX_READ_MAX_ENTRIES, ReadCache } from './read-cache.js';
 
 /**
  * API keys in the edge index, by SHA-256 of the key. A revoked or deleted key stays as a versioned
@@ -10,9 +10,12 @@ export interface StoredApiKey {
   record: ApiKeyIndexRecord | null;
 }
 
-const recentReads = new ReadCache<StoredApiKey | null>(API_KEY_READ_TTL_MS, INDEX_READ_MAX_ENTRIES);
+const recentReads = new ReadCache<StoredApiKey | null>(
+  (stored) => (stored?.record ? API_KEY_READ_TTL_MS : API_KEY_MISS_TTL_MS),
+  INDEX_READ_MAX_ENTRIES,
+);
 
-/** The gate's read: may be shared with other requests of this isolate for up to API_KEY_READ_TTL_MS. */
+/** The gate's read: may be shared with other requests of this isolate (see read-cache.ts). */
 export function readApiKey(kv: KVNamespace, keyHash: string): Promise<StoredApiKey | null> {
   return recentReads.get(keyHash, () => readApiKeyFromKv(kv, keyHash));
 }

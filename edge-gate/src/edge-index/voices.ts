@@ -7,9 +7,9 @@ export interface StoredVoice {
   record: VoiceIndexRecord | null;
 }
 
-const recentReads = new ReadCache<StoredVoice | null>(VOICE_READ_TTL_MS, INDEX_READ_MAX_ENTRIES);
+const recentReads = new ReadCache<StoredVoice | null>(() => VOICE_READ_TTL_MS, INDEX_READ_MAX_ENTRIES);
 
-/** The gate's fast path: may be shared with other requests of this isolate for up to VOICE_READ_TTL_MS. */
+/** The gate's fast path: may be shared with other requests of this isolate (see read-cache.ts). */
 export function readVoiceFromKv(kv: KVNamespace, voiceId: string): Promise<StoredVoice | null> {
   return recentReads.get(voiceId, () => kv.get<StoredVoice>(kvKeys.voice(voiceId), 'json'));
 }

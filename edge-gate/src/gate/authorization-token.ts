@@ -1,5 +1,5 @@
 import { type AuthorizationTokenClaims, authorizationToken, authorizationTokenClaimsSchema, ProblemError } from '@vip/shared-schema';
-import { calculateJwkThumbprint, errors, importJWK, jwtVerify, SignJWT } from 'jose';
+import { base64url, calculateJwkThumbprint, errors, importJWK, jwtVerify } from 'jose';
 import type { EdgeConfig } from '../config.js';
 
 /**
@@ -10,6 +10,8 @@ type PrivateJwk = EdgeConfig['authTokenPrivateJwk'];
 
 interface SigningKeys {
   kid: string;
+  /** The JWS protected header, encoded: the same for every token of this key. */
+  encodedHeader: string;
   privateKey: CryptoKey;
   publicKey: CryptoKey;
   publicJwk: JsonWebKey & { kid: string; alg: string; use: string };
@@ -23,7 +25,8 @@ async function loadKeys(jwk: PrivateJwk): Promise<SigningKeys> {
   const publicJwk = { kty: jwk.kty, crv: jwk.crv, x: jwk.x, kid, alg: authorizationToken.algorithm, use: 'sig' };
   const privateKey = (await importJWK({ ...jwk, kid }, authorizationToken.algorithm)) as CryptoKey;
   const publicKey = (await importJWK(publicJwk, authorizationToken.algorithm)) as CryptoKey;
-  return { kid, privateKey, publicKey, publicJwk };
+  const encodedHeader = base64url.encode(JSON.stringify({ alg: authorizationToken.algorithm, typ: authorizationToken.type, kid }));
+  return { kid, encodedHeader, privateKey, publicKey, publicJwk };
 }
 
 /** Keys are imported once per isolate and key (`x` is the public key, enough to tell keys apart). */
@@ -38,11 +41,18 @@ export function signingKeys(config: EdgeConfig): Promise<SigningKeys> {
   return keys;
 }
 
+const encoder = new TextEncoder();
+
+/**
+ * Compact JWS by hand over WebCrypto (RFC 7515 section 7.1): every approval signs one, and jose's
+ * SignJWT cost about 18 µs more per token than the signature itself (issue 17). Verification, where
+ * a mistake would matter, stays jose's.
+ */
 export async function signAuthorizationToken(config: EdgeConfig, claims: Omit<AuthorizationTokenClaims, 'iss'>): Promise<string> {
-  const { kid, privateKey } = await signingKeys(config);
-  return new SignJWT({ ...claims, iss: authorizationToken.issuer })
-    .setProtectedHeader({ alg: authorizationToken.algorithm, typ: authorizationToken.type, kid })
-    .sign(privateKey);
+  const { encodedHeader, privateKey } = await signingKeys(config);
+  const signingInput = `${encodedHeader}.${base64url.encode(JSON.stringify({ ...claims, iss: authorizationToken.issuer }))}`;
+  const signature = await crypto.subtle.sign('Ed25519', privateKey, encoder.encode(signingInput));
+  return `${signingInput}.${base64url.encode(new Uint8Array(signature))}`;
 }
 
 /** 410 when expired (the signature is checked first), 401 for anything else that is not ours. */

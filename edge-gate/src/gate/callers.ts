@@ -1,13 +1,32 @@
 import { type AuditRecord, hmacSha256, toHex } from '@vip/shared-schema';
 import type { Caller } from '../auth/caller.js';
 import type { EdgeConfig } from '../config.js';
-import type { Limit } from './rate-limit.js';
+import { shardOfKey } from './audit-shards.js';
+import type { Limit } from './rate-window.js';
 
 /** Credentials get the per-minute quota; anonymous callers (Variant B) the per-IP hourly one. */
 export function gateLimit(config: EdgeConfig, caller: Caller, route: 'gate' | 'redeem'): Limit {
   if (caller.kind === 'anonymous') return { key: `${route}:ip:${caller.ip}`, quota: config.limits.publicGatePerHour, windowSeconds: 3600 };
   const id = caller.kind === 'platform' ? `key:${caller.key_id}` : `user:${caller.user_id}`;
   return { key: `${route}:${id}`, quota: config.limits.gatePerMinute, windowSeconds: 60 };
+}
+
+/**
+ * The caller's home AuditOutbox shard: it counts every limit of the caller (gate and redemption)
+ * and, for an API key, holds the key's revocation state, authoritative over the KV index copy.
+ */
+export interface Home {
+  shard: number;
+  /** The API key's hash when the caller is a platform: the shard refuses it once revoked. */
+  keyHash: string | null;
+}
+
+/** The home shard of an API key, by its hash (index sync addresses it so). */
+export const homeShardOfKey = (keyHash: string) => shardOfKey(`key:${keyHash}`);
+
+export function homeOf(caller: Caller): Home {
+  if (caller.kind === 'platform') return { shard: homeShardOfKey(caller.key_hash), keyHash: caller.key_hash };
+  return { shard: shardOfKey(caller.kind === 'user' ? `user:${caller.user_id}` : `ip:${caller.ip}`), keyHash: null };
 }
 
 /**

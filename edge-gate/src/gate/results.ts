@@ -1,6 +1,6 @@
 import type { Decision as AuditDecision, GateVariant, PreSynthesisCheckResult } from '@vip/shared-schema';
 import type { EdgeConfig } from '../config.js';
-import type { Decision } from '../objects/VoiceGate.js';
+import type { Decision } from './outcomes.js';
 
 /** `license_url`: the licensing page with the voice as a query parameter (spec 2.5). */
 export function licenseUrl(config: EdgeConfig, voiceId: string): string {

@@ -1,32 +1,18 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { Env } from '../env.js';
-import { countInWindow } from '../gate/rate-limit.js';
-
-export interface RateDecision {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Seconds until the current window ends. */
-  resetSeconds: number;
-  windowSeconds: number;
-}
-
-interface Window {
-  start: number;
-  count: number;
-}
+import { countInWindow, type RateDecision, type RateWindow } from '../gate/rate-window.js';
 
 const WINDOW_KEY = 'window';
 
 /**
- * One per limited key (a client IP per route for the demo, a credential for redemption). A fixed
- * window counted in storage: the object handles one request at a time, so the limit holds exactly,
- * and survives eviction. The gate's own limit is counted by its AuditOutbox shard (see there).
+ * One per limited key (a client IP for the demo). A fixed window counted in storage: the object
+ * handles one request at a time, so the limit holds exactly, and survives eviction. The gate's and
+ * redemption's limits are counted by the caller's home AuditOutbox shard (see there).
  */
 export class RateLimiter extends DurableObject<Env> {
   async hit(limit: number, windowSeconds: number, nowMs: number): Promise<RateDecision> {
-    const { decision, next } = countInWindow(await this.ctx.storage.get<Window>(WINDOW_KEY), limit, windowSeconds, nowMs);
-    if (next) await this.ctx.storage.put(WINDOW_KEY, next satisfies Window);
+    const { decision, next } = countInWindow(await this.ctx.storage.get<RateWindow>(WINDOW_KEY), limit, windowSeconds, nowMs);
+    if (next) await this.ctx.storage.put(WINDOW_KEY, next satisfies RateWindow);
     return decision;
   }
 }

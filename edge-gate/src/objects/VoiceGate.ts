@@ -4,26 +4,16 @@ import { configFor } from '../config.js';
 import { mirrorVoiceToKv, type StoredVoice } from '../edge-index/voices.js';
 import type { Env } from '../env.js';
 import { signAuthorizationToken } from '../gate/authorization-token.js';
-import { type Evaluation, evaluate, type GateQuery } from '../gate/rules.js';
+import type { DecideInput, Decision, Redemption } from '../gate/outcomes.js';
+import { evaluate, type GateQuery } from '../gate/rules.js';
+import { holdAtDesk, recordFromHome } from './voice-gate-client.js';
 
 const VOICE_KEY = 'voice';
+/** In a voice's home: every platform whose desk holds the voice's record (desks are opened, never closed). */
+const DESKS_KEY = 'desks';
 const TOKEN_PREFIX = 'token:';
 /** Redeemed and unredeemed token entries are kept this long past `exp`, then purged by the alarm. */
 const TOKEN_RETENTION_MS = 10 * 60_000;
-
-export interface DecideInput extends GateQuery {
-  voice_id: string;
-  check_id: string;
-  jti: string;
-  /** Who may redeem the token (see gate/callers.ts holderOf). */
-  holder: string;
-  now_ms: number;
-}
-
-/** What the gate answers on: a refusal or unknown voice as judged, or an approval with its token. */
-export type Decision =
-  | Exclude<Evaluation, { outcome: 'approved' }>
-  | { outcome: 'approved'; consent_status: 'active'; license_status: 'licensed'; token: string; jti: string; expires_at: string };
 
 interface IssuedToken {
   holder: string;
@@ -32,39 +22,72 @@ interface IssuedToken {
   redeemed_at: number | null;
 }
 
-export type Redemption = 'redeemed' | 'already_used' | 'revoked' | 'not_holder' | 'unknown';
-
 /**
- * One per voice (`idFromName(voice_id)`): the authoritative consent and licence state the origin
- * pushes (DESIGN section 3). Approvals are confirmed here and the token issued in the same step;
- * redemptions are checked here, one at a time, so a token is redeemed at most once.
+ * The authoritative consent and licence state of a voice as the origin pushes it (DESIGN section 3),
+ * in two roles (objects/voice-gate-client.ts names them):
+ *
+ * - the voice's **home** (one per voice) takes the index updates, hands each to the voice's open
+ *   desks, then mirrors it to KV;
+ * - a **desk** (one per voice and platform) holds the same record, confirms that platform's
+ *   approvals and issues their tokens in the same step, and redeems them one at a time, so a token
+ *   is redeemed at most once. A desk opens on its first question: it asks the home for the record,
+ *   and the home, which answers only between two updates, counts it among the desks it updates.
+ *
+ * Only a platform holding a live licence can be approved, so a popular voice's approvals spread over
+ * one desk per licensed platform instead of queueing in one object. A withdrawal or erasure reaches
+ * every desk the voice ever had before the sync is acknowledged (DECISIONS.md, "A hot voice").
  */
 export class VoiceGate extends DurableObject<Env> {
   /**
-   * Applies an index update unless a newer or equal version is stored. A deleted voice keeps its
-   * version as a tombstone. Concurrency is blocked while KV is written, so KV never ends on an
-   * older version than this object; a replay of the stored version repairs KV if a write failed.
+   * Home: applies an index update unless a newer or equal version is stored. A deleted voice keeps
+   * its version as a tombstone. Concurrency is blocked while the desks and KV are written, so neither
+   * ends on an older version than this object; a replay of the stored version repairs both if a
+   * write failed. The desks are written before KV, so a desk never lacks a licence KV shows.
    */
   async applyIndexUpdate(voiceId: string, version: number, record: VoiceIndexRecord | null): Promise<'applied' | 'stale'> {
     return this.ctx.blockConcurrencyWhile(async () => {
       const current = await this.ctx.storage.get<StoredVoice>(VOICE_KEY);
       if (current && current.version > version) return 'stale';
-      if (current && current.version === version) {
-        await mirrorVoiceToKv(this.env.EDGE_INDEX, voiceId, current);
-        return 'stale';
-      }
-      const stored: StoredVoice = { version, record };
-      await this.ctx.storage.put(VOICE_KEY, stored);
-      // Erasing a voice also voids its outstanding tokens.
-      if (!record) await this.deleteKeys([...(await this.ctx.storage.list({ prefix: TOKEN_PREFIX })).keys()]);
+      const stored: StoredVoice = current?.version === version ? current : { version, record };
+      if (stored !== current) await this.ctx.storage.put(VOICE_KEY, stored);
+      const desks = (await this.ctx.storage.get<string[]>(DESKS_KEY)) ?? [];
+      await Promise.all(desks.map((platform) => holdAtDesk(this.env, voiceId, platform, stored)));
       await mirrorVoiceToKv(this.env.EDGE_INDEX, voiceId, stored);
-      return 'applied';
+      return stored === current ? 'stale' : 'applied';
     });
   }
 
-  /** Judges on the state held here, never on KV; an approval comes back with its token. */
+  /**
+   * Home: opens `platform`'s desk and hands it the record. Never while an update is being applied
+   * (blockConcurrencyWhile holds this call back), so the desk misses no update: each later one
+   * reaches it through `applyIndexUpdate`.
+   */
+  async openDesk(platform: string): Promise<StoredVoice> {
+    const desks = (await this.ctx.storage.get<string[]>(DESKS_KEY)) ?? [];
+    if (!desks.includes(platform)) await this.ctx.storage.put(DESKS_KEY, [...desks, platform]);
+    return (await this.ctx.storage.get<StoredVoice>(VOICE_KEY)) ?? NO_RECORD;
+  }
+
+  /** Desk: keeps the voice's record unless a newer or equal version is held. Erasure voids the desk's tokens. */
+  async holdRecord(stored: StoredVoice): Promise<void> {
+    const current = await this.ctx.storage.get<StoredVoice>(VOICE_KEY);
+    if (current && current.version >= stored.version) return;
+    await this.ctx.storage.put(VOICE_KEY, stored);
+    if (!stored.record) await this.deleteKeys([...(await this.ctx.storage.list({ prefix: TOKEN_PREFIX })).keys()]);
+  }
+
+  /** Desk: the record held here, asked of the home on the desk's first question. */
+  private async heldRecord(voiceId: string, platform: string): Promise<VoiceIndexRecord | null> {
+    const held = await this.ctx.storage.get<StoredVoice>(VOICE_KEY);
+    if (held) return held.record;
+    const opened = await recordFromHome(this.env, voiceId, platform);
+    await this.holdRecord(opened);
+    return ((await this.ctx.storage.get<StoredVoice>(VOICE_KEY)) ?? opened).record;
+  }
+
+  /** Desk: judges on the state held here, never on KV; an approval comes back with its token. */
   async decide(input: DecideInput): Promise<Decision> {
-    const record = (await this.ctx.storage.get<StoredVoice>(VOICE_KEY))?.record ?? null;
+    const record = await this.heldRecord(input.voice_id, input.platform_name);
     const evaluation = evaluate(record, input, input.now_ms);
     if (evaluation.outcome !== 'approved') return evaluation;
 
@@ -139,3 +162,6 @@ export class VoiceGate extends DurableObject<Env> {
     for (let i = 0; i < keys.length; i += 128) await this.ctx.storage.delete(keys.slice(i, i + 128));
   }
 }
+
+/** What a home that has never been sent the voice holds: version 0, no record. */
+const NO_RECORD: StoredVoice = { version: 0, record: null };

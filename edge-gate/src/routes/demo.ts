@@ -1,16 +1,9 @@
-import {
-  type DemoOutcomeVariantA,
-  type DemoOutcomeVariantB,
-  type DemoResponse,
-  type PreSynthesisCheckRequest,
-  routerPath,
-} from '@vip/shared-schema';
+import type { DemoOutcomeVariantA, DemoOutcomeVariantB, DemoResponse, PreSynthesisCheckRequest } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
-import type { Hono } from 'hono';
+import { enforceLimit } from '../admission/limits.js';
 import type { EdgeConfig } from '../config.js';
-import { enforceLimit } from '../gate/rate-limit.js';
 import { licenseUrl } from '../gate/results.js';
-import type { AppEnv } from '../http/context.js';
+import type { MountRecord } from '../http/mount-record.js';
 
 const contract = edgeRoutes.demo;
 const GATE = `POST ${edgeRoutes.preSynthesisCheck.path}`;
@@ -80,8 +73,8 @@ function variantBOutcomes(config: EdgeConfig, voiceId: string, newId: () => stri
  * voice has no registry record) and every possible outcome, in the deployed variant's schema.
  * Check ids here are examples; demo calls are not audited.
  */
-export function mountDemo(app: Hono<AppEnv>) {
-  app.get(routerPath(contract), async (c) => {
+export function mountDemo(mounts: MountRecord) {
+  mounts.serve(contract, async (c) => {
     const config = c.get('config');
     const { newId } = c.get('runtime');
     const ip = c.req.header('cf-connecting-ip') ?? 'unknown';

@@ -1,11 +1,10 @@
-import { type EdgeLiveness, routerPath } from '@vip/shared-schema';
+import type { EdgeLiveness } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
-import type { Hono } from 'hono';
-import type { AppEnv } from '../http/context.js';
+import type { MountRecord } from '../http/mount-record.js';
 
 /** For probes: answers from the parsed settings alone, so a probe never costs a storage read or a rate-limit slot. */
-export function mountHealth(app: Hono<AppEnv>) {
-  app.get(routerPath(edgeRoutes.health), (c) => {
+export function mountHealth(mounts: MountRecord) {
+  mounts.serve(edgeRoutes.health, (c) => {
     return c.json({ status: 'ok', variant: c.get('config').variant } satisfies EdgeLiveness);
   });
 }

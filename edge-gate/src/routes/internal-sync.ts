@@ -1,18 +1,25 @@
-import { ProblemError, routerPath, type SyncAck, type SyncUpdate } from '@vip/shared-schema';
+import { ProblemError, type SyncAck, type SyncUpdate } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
-import type { Hono } from 'hono';
 import { applyApiKeyUpdate } from '../edge-index/api-keys.js';
 import type { Env } from '../env.js';
-import type { AppEnv } from '../http/context.js';
 import { requireInternalSignature } from '../http/internal-signature.js';
 import { internalBodyLimit, parseJsonText } from '../http/json-body.js';
+import type { MountRecord } from '../http/mount-record.js';
+import { applyKeyUpdate } from '../objects/audit-outbox-client.js';
+import { applyVoiceUpdate } from '../objects/voice-gate-client.js';
 
 const contract = edgeRoutes.indexSync;
 
-function applyUpdate(env: Env, update: SyncUpdate): Promise<'applied' | 'stale'> {
-  if (update.kind === 'api_key') return applyApiKeyUpdate(env.EDGE_INDEX, update);
-  const gate = env.VOICE_GATE.get(env.VOICE_GATE.idFromName(update.voice_id));
-  return gate.applyIndexUpdate(update.voice_id, update.version, update.record);
+/**
+ * An API key goes to the KV index (who the key is) and to its home shard (whether it is revoked,
+ * authoritative: the gate's copy of the index may be older).
+ */
+async function applyUpdate(env: Env, update: SyncUpdate): Promise<'applied' | 'stale'> {
+  if (update.kind === 'api_key') {
+    const outcomes = await Promise.all([applyKeyUpdate(env, update), applyApiKeyUpdate(env.EDGE_INDEX, update)]);
+    return outcomes.includes('applied') ? 'applied' : 'stale';
+  }
+  return applyVoiceUpdate(env, update);
 }
 
 /** A voice record must sit under its own id, or it would land in another voice's VoiceGate. */
@@ -26,8 +33,8 @@ function refuseMisaddressedVoices(updates: SyncUpdate[]): void {
 }
 
 /** Origin -> edge index sync (DESIGN section 3): signature first, then the batch, version-ordered. */
-export function mountInternalSync(app: Hono<AppEnv>) {
-  app.post(routerPath(contract), internalBodyLimit, async (c) => {
+export function mountInternalSync(mounts: MountRecord) {
+  mounts.serve(contract, internalBodyLimit, async (c) => {
     const raw = await c.req.text();
     await requireInternalSignature(c, raw);
     const batch = parseJsonText(c, raw, contract.body);

@@ -1,27 +1,27 @@
-import { buildOpenApiDocument, type RouteContract, routerPath } from '@vip/shared-schema';
+import { buildOpenApiDocument, type RouteContract } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
-import type { Hono } from 'hono';
 import type { EdgeConfig } from '../config.js';
-import type { AppEnv } from '../http/context.js';
+import type { MountRecord } from '../http/mount-record.js';
 
 /** Variant B's gate is public with optional credentials; the document says what is deployed. */
-export function documentedRoutes(config: EdgeConfig): RouteContract[] {
-  const gate: RouteContract =
-    config.variant === 'B' ? { ...edgeRoutes.preSynthesisCheck, auth: ['apiKey', 'bearer', 'none'] } : edgeRoutes.preSynthesisCheck;
-  return [gate, ...Object.values(edgeRoutes).filter((route) => route !== edgeRoutes.preSynthesisCheck)];
+function documentedRoutes(config: EdgeConfig, served: readonly RouteContract[]): RouteContract[] {
+  return served.map((route) =>
+    route === edgeRoutes.preSynthesisCheck && config.variant === 'B' ? { ...route, auth: ['apiKey', 'bearer', 'none'] } : route,
+  );
 }
 
-export function edgeOpenApiDocument(config: EdgeConfig) {
+/** The document of the routes `served` (the mount record's), as the deployed variant serves them. */
+export function edgeOpenApiDocument(config: EdgeConfig, served: readonly RouteContract[]) {
   return buildOpenApiDocument(
     {
       title: 'Voice Identity Protection Service: edge gate',
       version: '1.0.0',
       description: `The pre-synthesis consent gate, its demo and authorization-token redemption. Deployed variant: ${config.variant}.`,
     },
-    documentedRoutes(config),
+    documentedRoutes(config, served),
   );
 }
 
-export function mountOpenApi(app: Hono<AppEnv>) {
-  app.get(routerPath(edgeRoutes.openApi), (c) => c.json(edgeOpenApiDocument(c.get('config'))));
+export function mountOpenApi(mounts: MountRecord) {
+  mounts.serve(edgeRoutes.openApi, (c) => c.json(edgeOpenApiDocument(c.get('config'), mounts.contracts)));
 }

@@ -1,14 +1,15 @@
-import { type AuditRecord, ProblemError, type RedeemResult, routerPath } from '@vip/shared-schema';
+import { type AuditRecord, ProblemError, type RedeemResult } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
-import type { Hono } from 'hono';
+import { countRequest } from '../admission/gate-check.js';
 import { gateAuthentication } from '../auth/authenticate.js';
-import { recordDecision } from '../gate/audit-outbox.js';
 import { verifyAuthorizationToken } from '../gate/authorization-token.js';
 import { auditedCaller, gateLimit, holderOf } from '../gate/callers.js';
-import { enforceLimit } from '../gate/rate-limit.js';
-import type { AppEnv } from '../http/context.js';
+import type { Redemption } from '../gate/outcomes.js';
 import { jsonBody, jsonBodyLimit } from '../http/json-body.js';
-import type { Redemption } from '../objects/VoiceGate.js';
+import type { MountRecord } from '../http/mount-record.js';
+import { applyRateDecision } from '../http/rate-limit-headers.js';
+import { recordDecision } from '../objects/audit-outbox-client.js';
+import { redeemAtVoiceGate } from '../objects/voice-gate-client.js';
 
 const contract = edgeRoutes.redeem;
 
@@ -23,19 +24,19 @@ const REFUSALS: Record<Exclude<Redemption, 'redeemed'>, () => ProblemError> = {
  * Single-use redemption (DESIGN section 4): the signature and expiry are checked here, the one
  * use inside the voice's VoiceGate object. Redemptions and refused repeats are audited.
  */
-export function mountRedeem(app: Hono<AppEnv>) {
-  app.post(routerPath(contract), gateAuthentication, jsonBodyLimit, async (c) => {
+export function mountRedeem(mounts: MountRecord) {
+  mounts.serve(contract, gateAuthentication, jsonBodyLimit, async (c) => {
     const config = c.get('config');
     const caller = c.get('caller');
     const runtime = c.get('runtime');
-    await enforceLimit(c, gateLimit(config, caller, 'redeem'));
+    const limit = gateLimit(config, caller, 'redeem');
+    await countRequest(c.env, caller, limit, runtime.now(), applyRateDecision.bind(null, c, limit));
     const { token } = await jsonBody(c, contract.body);
     const nowMs = runtime.now();
     const claims = await verifyAuthorizationToken(config, token, nowMs);
     if (caller.kind === 'platform' && caller.platform_name !== claims.platform) throw REFUSALS.not_holder();
 
-    const gate = c.env.VOICE_GATE.get(c.env.VOICE_GATE.idFromName(claims.voice_id));
-    const outcome = await gate.redeem(claims.jti, holderOf(caller), nowMs);
+    const outcome = await redeemAtVoiceGate(c.env, claims, holderOf(caller), nowMs);
     if (outcome === 'not_holder' || outcome === 'unknown') throw REFUSALS[outcome]();
 
     const redemptionCheckId = runtime.newId();

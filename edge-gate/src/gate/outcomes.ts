@@ -1,0 +1,27 @@
+import type { RateDecision } from './rate-window.js';
+import type { Evaluation, GateQuery } from './rules.js';
+
+/**
+ * What the gate's deciding and redeeming produce, shared by the VoiceGate object that produces them
+ * and the routes that answer with them.
+ */
+
+/** A possible approval as VoiceGate is asked to confirm it. */
+export interface DecideInput extends GateQuery {
+  voice_id: string;
+  check_id: string;
+  jti: string;
+  /** Who may redeem the token (see gate/callers.ts holderOf). */
+  holder: string;
+  now_ms: number;
+}
+
+/** What the gate answers on: a refusal or unknown voice as judged, or an approval with its token. */
+export type Decision =
+  | Exclude<Evaluation, { outcome: 'approved' }>
+  | { outcome: 'approved'; consent_status: 'active'; license_status: 'licensed'; token: string; jti: string; expires_at: string };
+
+/** A home shard's answer to a request: the key it came with is revoked, or the limit's decision. */
+export type ShardAdmission = { keyRevoked: true } | { keyRevoked: false; rate: RateDecision };
+
+export type Redemption = 'redeemed' | 'already_used' | 'revoked' | 'not_holder' | 'unknown';

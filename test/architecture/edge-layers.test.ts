@@ -1,0 +1,70 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { repositoryRoot } from '../bench/support/repository.js';
+
+/**
+ * The edge's layers (docs/ARCHITECTURE.md, "The edge's layers"): deciding (`gate/`) is pure and
+ * stores nothing; the Durable Objects (`objects/`) store and never speak HTTP; `admission/` runs
+ * the gate's sequence over both; `routes/` parse, authorize and shape. A layer never imports one
+ * above it, type-only imports included: a type import is still a dependency a reader must follow.
+ */
+const sourceRoot = join(repositoryRoot, 'edge-gate/src');
+
+const FORBIDDEN: Record<string, string[]> = {
+  'gate/': ['objects/', 'http/', 'routes/', 'admission/', 'edge-index/', 'auth/authenticate.ts', 'app.ts'],
+  'objects/': ['http/', 'routes/', 'admission/', 'auth/', 'app.ts'],
+  'edge-index/': ['gate/', 'objects/', 'http/', 'routes/', 'admission/', 'auth/', 'app.ts'],
+  'http/': ['routes/', 'admission/', 'objects/', 'app.ts'],
+  'admission/': ['routes/', 'app.ts'],
+};
+
+/** Every relative import of `source` (value or type-only, static or dynamic), as a path under edge-gate/src. */
+function importsOf(file: string, source: string): string[] {
+  return ts
+    .preProcessFile(source, true, true)
+    .importedFiles.map((imported) => imported.fileName)
+    .filter((name) => name.startsWith('.'))
+    .map((name) => relative(sourceRoot, join(dirname(join(sourceRoot, file)), name)).replace(/\.js$/, '.ts'));
+}
+
+/** The imports of `file` that cross a wall, as `file → import`. */
+function crossings(file: string, source: string): string[] {
+  const layer = Object.keys(FORBIDDEN).find((prefix) => file.startsWith(prefix));
+  if (!layer) return [];
+  return importsOf(file, source)
+    .filter((target) => FORBIDDEN[layer]!.some((wall) => target.startsWith(wall)))
+    .map((target) => `${file} → ${target}`);
+}
+
+function sourceFiles(dir = sourceRoot): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? sourceFiles(join(dir, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [relative(sourceRoot, join(dir, entry.name))]
+        : [],
+  );
+}
+
+describe("the edge's layers", () => {
+  it('imports only downwards', () => {
+    const files = sourceFiles();
+    expect(files.length).toBeGreaterThan(20);
+    expect(files.flatMap((file) => crossings(file, readFileSync(join(sourceRoot, file), 'utf8')))).toEqual([]);
+  });
+
+  it('catches a type-only import across a wall as well as a value import', () => {
+    expect(crossings('gate/rules.ts', "import type { VoiceGate } from '../objects/VoiceGate.js';")).toEqual([
+      'gate/rules.ts → objects/VoiceGate.ts',
+    ]);
+    expect(crossings('objects/VoiceGate.ts', "import { applyRateDecision } from '../http/rate-limit-headers.js';")).toEqual([
+      'objects/VoiceGate.ts → http/rate-limit-headers.ts',
+    ]);
+    expect(crossings('objects/VoiceGate.ts', "export type { AppEnv } from '../http/context.js';")).toEqual([
+      'objects/VoiceGate.ts → http/context.ts',
+    ]);
+    expect(crossings('routes/redeem.ts', "import type { VoiceGate } from '../objects/VoiceGate.js';")).toEqual([]);
+  });
+});
