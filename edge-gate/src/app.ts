@@ -12,6 +12,7 @@ import { mountHealth } from './routes/health.js';
 import { mountInternalSync } from './routes/internal-sync.js';
 import { mountJwks } from './routes/jwks.js';
 import { mountOpenApi } from './routes/openapi.js';
+import { mountPlayground } from './routes/playground.js';
 import { mountPreSynthesisCheck } from './routes/pre-synthesis-check.js';
 import { mountRedeem } from './routes/redeem.js';
 import type { Runtime } from './runtime.js';
@@ -37,6 +38,7 @@ export function createApp(runtime: Runtime): Hono<AppEnv> {
   mountOpenApi(app);
   mountDocs(app);
   mountHealth(app);
+  mountPlayground(app);
   app.onError(onError);
   // Edge paths have no parameters, so a path names its route exactly.
   app.notFound(notFound((path) => routes.filter((route) => route.path === path).map((route) => route.method.toUpperCase())));

@@ -12,6 +12,7 @@ import { registerAuthRoutes } from './auth/routes.js';
 import { AuthService } from './auth/service.js';
 import { registerConsentRoutes } from './consents/routes.js';
 import { ConsentService } from './consents/service.js';
+import { registerConsoleRoutes } from './console/routes.js';
 import type { Database } from './db/client.js';
 import { serializeError } from './db/errors.js';
 import { registerDetectionRoutes } from './detection/routes.js';
@@ -128,6 +129,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   });
   registerAuditRoutes(app, registry, deps.db, guards, audit);
   registerWebhookRoutes(app, registry, guards, webhooks);
+  registerConsoleRoutes(app, registry);
   registerDocsRoutes(app, registry);
 
   await app.ready();

@@ -14,6 +14,7 @@ export * from './identity.js';
 export * from './internal-auth.js';
 export * from './licenses.js';
 export * from './limits.js';
+export * from './pages.js';
 export * from './problem.js';
 export * from './voices.js';
 export * from './webhooks.js';

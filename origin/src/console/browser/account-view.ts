@@ -1,0 +1,91 @@
+import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
+import { limits } from '../../../../shared-schema/src/limits.js';
+import { errorNotice } from './messages.js';
+import { currentUserId, signIn, signOut, signUp } from './session.js';
+
+type Go = (hash: string) => void;
+
+function credentialsForm(
+  purpose: 'sign-in' | 'sign-up',
+  submit: (email: string, password: string) => Promise<void>,
+  go: Go,
+): HTMLFormElement {
+  const id = (name: string) => `${purpose}-${name}`;
+  const status = h('div', { 'aria-live': 'polite' });
+  const newPassword = purpose === 'sign-up';
+  const form = h(
+    'form',
+    { class: 'card', 'aria-labelledby': id('title'), novalidate: true },
+    h('h2', { id: id('title') }, newPassword ? 'Create an account' : 'Sign in'),
+    h('label', { for: id('email') }, 'Email'),
+    h('input', { id: id('email'), name: 'email', type: 'email', autocomplete: 'email', required: true }),
+    h('label', { for: id('password') }, 'Password'),
+    newPassword ? h('p', { class: 'hint', id: id('password-hint') }, `At least ${limits.passwordMinLength} characters.`) : null,
+    h('input', {
+      id: id('password'),
+      name: 'password',
+      type: 'password',
+      autocomplete: newPassword ? 'new-password' : 'current-password',
+      required: true,
+      minlength: newPassword ? limits.passwordMinLength : null,
+      'aria-describedby': newPassword ? id('password-hint') : null,
+    }),
+    h('p', {}, h('button', { type: 'submit' }, newPassword ? 'Create account' : 'Sign in')),
+    status,
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const button = form.querySelector('button')!;
+    button.disabled = true;
+    replace(status);
+    try {
+      await submit(String(data.get('email')), String(data.get('password')));
+      go('#/voices');
+    } catch (error) {
+      replace(status, errorNotice(error));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return form;
+}
+
+export async function renderSignIn(root: HTMLElement, go: Go): Promise<void> {
+  if (location.hash !== '#/sign-in') history.replaceState(null, '', '#/sign-in');
+  replace(
+    root,
+    h('h1', {}, 'Owner console'),
+    h(
+      'p',
+      {},
+      'Protect your voice: enroll it, decide which platforms may synthesize it, and see every time one asked. Sign in, or create an account.',
+    ),
+    h('div', { class: 'columns' }, credentialsForm('sign-in', signIn, go), credentialsForm('sign-up', signUp, go)),
+  );
+}
+
+export async function renderAccount(root: HTMLElement, go: Go): Promise<void> {
+  replace(
+    root,
+    h('h1', {}, 'Account'),
+    h('p', {}, 'Signed in as user ', h('code', {}, currentUserId() ?? ''), '.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'This tab keeps your session until you sign out or close it; closing the tab signs you out. Sessions renew themselves while you use them and end after 30 days.',
+    ),
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'secondary',
+        onclick: () => {
+          signOut();
+          go('#/sign-in');
+        },
+      },
+      'Sign out',
+    ),
+  );
+}
