@@ -202,7 +202,13 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
       );
       result.querySelector('a')?.focus();
     } catch (error) {
-      replace(result, errorNotice(error));
+      replace(
+        result,
+        errorNotice(
+          error,
+          files.map((file) => file.name),
+        ),
+      );
     } finally {
       enrollButton.disabled = false;
     }

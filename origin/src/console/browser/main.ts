@@ -43,13 +43,17 @@ function markCurrentLink(): void {
   }
 }
 
+/** The first view leaves focus at the page's start (the skip link comes first); later ones move it to their heading. */
+let firstRender = true;
+
 async function render(): Promise<void> {
   markCurrentLink();
   const root = h('div', { class: 'view' });
-  replace(app, notice, root);
-  notice = null;
   const route = routes.find(([pattern]) => pattern.test(location.hash));
   const view: View = !signedIn() ? renderSignIn : route ? route[1](route[0].exec(location.hash)!) : renderVoices;
+  replace(app, notice, root);
+  // A notice about an ended session stays on the sign-in view until the owner is back in.
+  if (view !== renderSignIn) notice = null;
   try {
     await view(root, go);
   } catch (error) {
@@ -59,9 +63,10 @@ async function render(): Promise<void> {
   const heading = root.querySelector('h1');
   if (heading) {
     heading.tabIndex = -1;
-    heading.focus();
+    if (!firstRender) heading.focus();
     document.title = `${heading.textContent} · Owner console`;
   }
+  firstRender = false;
 }
 
 whenSessionEnds((why) => {

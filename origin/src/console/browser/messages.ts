@@ -20,14 +20,23 @@ const PLAIN_WORDS: Partial<Record<string, string>> = {
   unavailable: 'The service is busy. Try again in a moment.',
 };
 
-/** An error notice for anything a call threw: role="alert", so a screen reader reads it at once. */
-export function errorNotice(error: unknown): HTMLElement {
+/**
+ * An error notice for anything a call threw: role="alert", so a screen reader reads it at once.
+ * `fileNames` are the files of an upload: the origin names a failing file by its position ("File 2: …").
+ */
+export function errorNotice(error: unknown, fileNames: readonly string[] = []): HTMLElement {
   if (error instanceof ProblemError) {
     const fields = error.errors.map((field) => h('li', {}, `${field.field}: ${field.message}`));
+    const detail = error.detail.replace(/^File (\d+):/, (whole, position: string) => {
+      const name = fileNames[Number(position) - 1];
+      return name ? `${name}:` : whole;
+    });
+    const plain = PLAIN_WORDS[error.code];
     return h(
       'div',
       { class: 'notice error', role: 'alert', 'data-code': error.code },
-      h('p', {}, h('strong', {}, `${error.title}. `), PLAIN_WORDS[error.code] ?? error.detail),
+      h('p', {}, h('strong', {}, `${error.title}. `), plain ?? detail),
+      plain ? h('p', {}, `The service said: ${detail}`) : null,
       fields.length ? h('ul', {}, ...fields) : null,
       h('p', { class: 'hint' }, `Code ${error.code}, request id ${error.requestId}`),
     );

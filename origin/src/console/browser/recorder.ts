@@ -39,7 +39,7 @@ export class Recorder {
 
   async start(): Promise<void> {
     this.stream = await navigator.mediaDevices.getUserMedia({
-      audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: true },
+      audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false },
     });
     const mimeType = MIME_TYPES.find((type) => MediaRecorder.isTypeSupported(type));
     this.recorder = new MediaRecorder(this.stream, mimeType ? { mimeType } : {});
