@@ -1,5 +1,6 @@
 import { h, prettyJson, replace } from '../../../../shared-schema/src/browser/dom.js';
 import { INTENDED_USES } from '../../../../shared-schema/src/enums.js';
+import { checkboxGroup } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { api } from './session.js';
 import { CONSENT_WORDS } from './voices-view.js';
@@ -136,19 +137,7 @@ function grantForm(voiceId: string, redraw: (notice: HTMLElement) => void): HTML
     h('label', { for: 'grant-platform' }, 'Platform name'),
     h('p', { class: 'hint', id: 'grant-platform-hint' }, 'Exactly as the platform is registered with this service.'),
     h('input', { id: 'grant-platform', name: 'platform_name', required: true, 'aria-describedby': 'grant-platform-hint' }),
-    h(
-      'fieldset',
-      {},
-      h('legend', {}, 'Uses it covers'),
-      ...INTENDED_USES.map((use) =>
-        h(
-          'div',
-          { class: 'row' },
-          h('input', { type: 'checkbox', name: 'scopes', value: use, id: `scope-${use}` }),
-          h('label', { for: `scope-${use}`, class: 'inline' }, use),
-        ),
-      ),
-    ),
+    checkboxGroup('Uses it covers', 'scopes', INTENDED_USES),
     h('label', { for: 'grant-expires' }, 'Expires at the end of'),
     h('input', { id: 'grant-expires', name: 'expires', type: 'date', value: inDays(365), min: inDays(1), required: true }),
     h('p', {}, h('button', { type: 'submit' }, 'Grant licence')),

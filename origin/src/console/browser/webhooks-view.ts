@@ -1,5 +1,6 @@
 import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
 import { WEBHOOK_EVENTS } from '../../../../shared-schema/src/enums.js';
+import { checkboxGroup } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { api } from './session.js';
 
@@ -106,19 +107,7 @@ function registerForm(redraw: (notice?: HTMLElement) => void): HTMLElement {
     h('label', { for: 'webhook-url' }, 'URL'),
     h('p', { class: 'hint', id: 'webhook-url-hint' }, 'An https address that answers 2xx. Deliveries are signed (Standard Webhooks).'),
     h('input', { id: 'webhook-url', name: 'url', type: 'url', required: true, 'aria-describedby': 'webhook-url-hint', inputmode: 'url' }),
-    h(
-      'fieldset',
-      {},
-      h('legend', {}, 'Events'),
-      ...WEBHOOK_EVENTS.map((event) =>
-        h(
-          'div',
-          { class: 'row' },
-          h('input', { type: 'checkbox', name: 'events', value: event, id: `event-${event}` }),
-          h('label', { for: `event-${event}`, class: 'inline' }, event),
-        ),
-      ),
-    ),
+    checkboxGroup('Events', 'events', WEBHOOK_EVENTS),
     h('p', {}, h('button', { type: 'submit' }, 'Add endpoint')),
     status,
   );
