@@ -101,7 +101,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   const auth = new AuthService({ db: deps.db, hasher: deps.hasher, tokens: deps.tokens, runtime: deps.runtime });
   const platforms = new PlatformService({ db: deps.db, runtime: deps.runtime, outbox: deps.outbox });
 
-  registerAuthRoutes(app, registry, auth, deps.tokens);
+  registerAuthRoutes(app, registry, guards, auth, deps.tokens);
   registerPlatformRoutes(app, registry, guards, platforms);
   registerRegistryRoutes(app, registry, guards, { db: deps.db, runtime: deps.runtime, outbox: deps.outbox });
   registerConsentRoutes(app, registry, guards, new ConsentService({ db: deps.db, runtime: deps.runtime }));

@@ -260,12 +260,23 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       await page.getByText('No voice is enrolled yet.').waitFor();
     });
 
-    it('signs out: the tab forgets the session, and a reload stays signed out', async () => {
+    it('changes the password, then signs out: the origin revokes the session and a reload stays signed out', async () => {
       await page.getByRole('link', { name: 'Account' }).click();
+      await page.getByRole('heading', { name: 'Account' }).waitFor();
+      await page.getByLabel('Current password').fill(owner.password);
+      await page.getByLabel('New password').fill(`${owner.password} changed`);
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.getByText('Password changed.').waitFor();
+      owner.password = `${owner.password} changed`;
       await expectAccessible(page, 'account');
+      await screenshot(page, 'console-account');
+
+      const refreshToken = await page.evaluate(() => sessionStorage.getItem('vip-console.refresh-token'));
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('heading', { name: 'Owner console' }).waitFor();
       expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual([]);
+      const refreshed = await post(`${service.originUrl}/api/v1/auth/refresh`, { refresh_token: refreshToken });
+      expect(refreshed.status).toBe(401);
       await page.reload();
       await page.getByRole('heading', { name: 'Owner console' }).waitFor();
     });

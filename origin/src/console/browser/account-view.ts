@@ -1,7 +1,7 @@
 import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
 import { limits } from '../../../../shared-schema/src/limits.js';
-import { errorNotice } from './messages.js';
-import { currentUserId, signIn, signOut, signUp } from './session.js';
+import { errorNotice, successNotice } from './messages.js';
+import { changePassword, currentUserId, signIn, signOut, signUp } from './session.js';
 
 type Go = (hash: string) => void;
 
@@ -65,6 +65,46 @@ export async function renderSignIn(root: HTMLElement, go: Go): Promise<void> {
   );
 }
 
+function passwordForm(): HTMLFormElement {
+  const status = h('div', { 'aria-live': 'polite' });
+  const form = h(
+    'form',
+    { class: 'card', 'aria-labelledby': 'password-title', novalidate: true },
+    h('h2', { id: 'password-title' }, 'Change password'),
+    h('label', { for: 'current-password' }, 'Current password'),
+    h('input', { id: 'current-password', name: 'current', type: 'password', autocomplete: 'current-password', required: true }),
+    h('label', { for: 'new-password' }, 'New password'),
+    h(
+      'p',
+      { class: 'hint', id: 'new-password-hint' },
+      `At least ${limits.passwordMinLength} characters. Every other session of your account ends.`,
+    ),
+    h('input', {
+      id: 'new-password',
+      name: 'new',
+      type: 'password',
+      autocomplete: 'new-password',
+      required: true,
+      minlength: limits.passwordMinLength,
+      'aria-describedby': 'new-password-hint',
+    }),
+    h('p', {}, h('button', { type: 'submit' }, 'Change password')),
+    status,
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    try {
+      await changePassword(String(data.get('current')), String(data.get('new')));
+      form.reset();
+      replace(status, successNotice('Password changed. Your other sessions are signed out.'));
+    } catch (error) {
+      replace(status, errorNotice(error));
+    }
+  });
+  return form;
+}
+
 export async function renderAccount(root: HTMLElement, go: Go): Promise<void> {
   replace(
     root,
@@ -80,12 +120,13 @@ export async function renderAccount(root: HTMLElement, go: Go): Promise<void> {
       {
         type: 'button',
         class: 'secondary',
-        onclick: () => {
-          signOut();
+        onclick: async () => {
+          await signOut();
           go('#/sign-in');
         },
       },
       'Sign out',
     ),
+    passwordForm(),
   );
 }

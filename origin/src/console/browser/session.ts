@@ -56,11 +56,22 @@ export async function signUp(email: string, password: string): Promise<void> {
   await signIn(email, password);
 }
 
-/** Forgets both tokens. (The origin has no revocation route yet; the refresh token expires in 30 days.) */
-export function signOut(): void {
+function forget(): void {
   tokens = null;
   refreshing = null;
   sessionStorage.removeItem(REFRESH_KEY);
+}
+
+/** Revokes the session at the origin (its refresh token family), then forgets both tokens; offline, it still forgets them. */
+export async function signOut(): Promise<void> {
+  const refreshToken = sessionStorage.getItem(REFRESH_KEY);
+  forget();
+  if (refreshToken) await anonymous.auth.logout(refreshToken).catch(() => undefined);
+}
+
+/** Every other session of the account ends; this tab carries on with the new one the origin returns. */
+export async function changePassword(currentPassword: string, newPassword: string): Promise<void> {
+  keep(await api.auth.changePassword({ current_password: currentPassword, new_password: newPassword }));
 }
 
 async function refresh(): Promise<string> {
@@ -71,7 +82,7 @@ async function refresh(): Promise<string> {
     return tokens!.accessToken;
   } catch (error) {
     if (error instanceof ProblemError && error.status === 401) {
-      signOut();
+      forget();
       const why =
         error.code === 'refresh_token_reused'
           ? 'Your session was ended because its refresh token was used twice (another tab, or a copy). Sign in again.'
