@@ -1,6 +1,7 @@
 import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
 import { limits } from '../../../../shared-schema/src/limits.js';
-import { errorNotice, successNotice } from './messages.js';
+import { handleSubmit } from './fields.js';
+import { successNotice } from './messages.js';
 import { changePassword, currentUserId, signIn, signOut, signUp } from './session.js';
 
 type Go = (hash: string) => void;
@@ -33,20 +34,10 @@ function credentialsForm(
     h('p', {}, h('button', { type: 'submit' }, newPassword ? 'Create account' : 'Sign in')),
     status,
   );
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const data = new FormData(form);
-    const button = form.querySelector('button')!;
-    button.disabled = true;
-    replace(status);
-    try {
-      await submit(String(data.get('email')), String(data.get('password')));
-      go('#/voices');
-    } catch (error) {
-      replace(status, errorNotice(error));
-    } finally {
-      button.disabled = false;
-    }
+  handleSubmit(form, status, async (data) => {
+    await submit(String(data.get('email')), String(data.get('password')));
+    go('#/voices');
+    return undefined;
   });
   return form;
 }
@@ -91,16 +82,10 @@ function passwordForm(): HTMLFormElement {
     h('p', {}, h('button', { type: 'submit' }, 'Change password')),
     status,
   );
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const data = new FormData(form);
-    try {
-      await changePassword(String(data.get('current')), String(data.get('new')));
-      form.reset();
-      replace(status, successNotice('Password changed. Your other sessions are signed out.'));
-    } catch (error) {
-      replace(status, errorNotice(error));
-    }
+  handleSubmit(form, status, async (data) => {
+    await changePassword(String(data.get('current')), String(data.get('new')));
+    form.reset();
+    return successNotice('Password changed. Your other sessions are signed out.');
   });
   return form;
 }

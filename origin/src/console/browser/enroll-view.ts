@@ -2,6 +2,7 @@ import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
 import { limits } from '../../../../shared-schema/src/limits.js';
 import { BIOMETRIC_CONSENT_STATEMENT } from '../../../../shared-schema/src/pages.js';
 import { qualityWarnings } from '../../../../shared-schema/src/voices.js';
+import { handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { Recorder, type Take } from './recorder.js';
 import { api } from './session.js';
@@ -56,24 +57,19 @@ function consentSection(onChange: () => void): HTMLElement {
     h('p', {}, h('button', { type: 'submit' }, 'Give consent')),
     status,
   );
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
+  handleSubmit(form, status, async () => {
     if (!checkbox.checked) {
-      replace(status, h('div', { class: 'notice error', role: 'alert' }, 'Tick the box to accept the statement, or leave this page.'));
       checkbox.focus();
-      return;
+      return h('div', { class: 'notice error', role: 'alert' }, 'Tick the box to accept the statement, or leave this page.');
     }
-    try {
-      const granted = await api.consents.grantBiometric({
-        type: 'biometric',
-        statement_version: BIOMETRIC_CONSENT_STATEMENT.version,
-        accepted: true,
-      });
-      consent = { consentId: granted.consent_id, grantedAt: granted.granted_at };
-      onChange();
-    } catch (error) {
-      replace(status, errorNotice(error));
-    }
+    const granted = await api.consents.grantBiometric({
+      type: 'biometric',
+      statement_version: BIOMETRIC_CONSENT_STATEMENT.version,
+      accepted: true,
+    });
+    consent = { consentId: granted.consent_id, grantedAt: granted.granted_at };
+    onChange();
+    return undefined;
   });
   return h('section', { class: 'card' }, h('h2', { id: 'consent-title' }, '1. Biometric consent'), form);
 }

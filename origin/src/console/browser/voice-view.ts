@@ -1,6 +1,6 @@
 import { h, prettyJson, replace } from '../../../../shared-schema/src/browser/dom.js';
 import { INTENDED_USES } from '../../../../shared-schema/src/enums.js';
-import { checkboxGroup } from './fields.js';
+import { checkboxGroup, handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { api } from './session.js';
 import { CONSENT_WORDS } from './voices-view.js';
@@ -143,24 +143,19 @@ function grantForm(voiceId: string, redraw: (notice: HTMLElement) => void): HTML
     h('p', {}, h('button', { type: 'submit' }, 'Grant licence')),
     status,
   );
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const data = new FormData(form);
-    try {
-      const licence = await api.licenses.create(voiceId, {
-        platform_name: String(data.get('platform_name')).trim(),
-        scopes: data.getAll('scopes').map(String) as (typeof INTENDED_USES)[number][],
-        expires_at: endOfDay(String(data.get('expires'))),
-      });
-      redraw(
-        successNotice(
-          `Licence granted to ${licence.platform_name}. Its licence token, shown only now, for the platform: `,
-          h('code', { id: 'license-token' }, licence.license_token),
-        ),
-      );
-    } catch (error) {
-      replace(status, errorNotice(error));
-    }
+  handleSubmit(form, status, async (data) => {
+    const licence = await api.licenses.create(voiceId, {
+      platform_name: String(data.get('platform_name')).trim(),
+      scopes: data.getAll('scopes').map(String) as (typeof INTENDED_USES)[number][],
+      expires_at: endOfDay(String(data.get('expires'))),
+    });
+    redraw(
+      successNotice(
+        `Licence granted to ${licence.platform_name}. Its licence token, shown only now, for the platform: `,
+        h('code', { id: 'license-token' }, licence.license_token),
+      ),
+    );
+    return undefined;
   });
   return form;
 }

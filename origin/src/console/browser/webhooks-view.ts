@@ -1,6 +1,6 @@
 import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
 import { WEBHOOK_EVENTS } from '../../../../shared-schema/src/enums.js';
-import { checkboxGroup } from './fields.js';
+import { checkboxGroup, handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { api } from './session.js';
 
@@ -111,18 +111,13 @@ function registerForm(redraw: (notice?: HTMLElement) => void): HTMLElement {
     h('p', {}, h('button', { type: 'submit' }, 'Add endpoint')),
     status,
   );
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const data = new FormData(form);
-    try {
-      const created = await api.webhooks.register({
-        url: String(data.get('url')).trim(),
-        events: data.getAll('events').map(String) as (typeof WEBHOOK_EVENTS)[number][],
-      });
-      redraw(successNotice(`Endpoint added. Its signing secret, shown only now: `, h('code', { class: 'secret' }, created.secret)));
-    } catch (error) {
-      replace(status, errorNotice(error));
-    }
+  handleSubmit(form, status, async (data) => {
+    const created = await api.webhooks.register({
+      url: String(data.get('url')).trim(),
+      events: data.getAll('events').map(String) as (typeof WEBHOOK_EVENTS)[number][],
+    });
+    redraw(successNotice(`Endpoint added. Its signing secret, shown only now: `, h('code', { class: 'secret' }, created.secret)));
+    return undefined;
   });
   return form;
 }
