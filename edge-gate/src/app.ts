@@ -12,6 +12,7 @@ import { mountHealth } from './routes/health.js';
 import { mountInternalSync } from './routes/internal-sync.js';
 import { mountJwks } from './routes/jwks.js';
 import { mountOpenApi } from './routes/openapi.js';
+import { mountPlayground } from './routes/playground.js';
 import { mountPreSynthesisCheck } from './routes/pre-synthesis-check.js';
 import { mountRedeem } from './routes/redeem.js';
 import type { Runtime } from './runtime.js';
@@ -36,6 +37,7 @@ export function createApp(runtime: Runtime): Hono<AppEnv> {
   mountOpenApi(mounts);
   mountDocs(mounts);
   mountHealth(mounts);
+  mountPlayground(mounts);
   app.onError(onError);
   app.notFound(notFound((path) => mounts.methodsAt(path)));
   return app;

@@ -14,6 +14,7 @@ import { registerAuthRoutes } from './auth/routes.js';
 import { AuthService } from './auth/service.js';
 import { registerConsentRoutes } from './consents/routes.js';
 import { ConsentService } from './consents/service.js';
+import { registerConsoleRoutes } from './console/routes.js';
 import type { Database } from './db/client.js';
 import { serializeError } from './db/errors.js';
 import { registerDetectionRoutes } from './detection/routes.js';
@@ -126,7 +127,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   const auth = new AuthService({ db: deps.db, hasher: deps.hasher, tokens: deps.tokens, runtime: deps.runtime });
   const platforms = new PlatformService({ db: deps.db, runtime: deps.runtime, outbox: deps.outbox });
 
-  registerAuthRoutes(app, registry, auth, deps.tokens);
+  registerAuthRoutes(app, registry, guards, auth, deps.tokens);
   registerPlatformRoutes(app, registry, guards, platforms);
   registerRegistryRoutes(app, registry, guards, { db: deps.db, runtime: deps.runtime, outbox: deps.outbox });
   registerConsentRoutes(app, registry, guards, new ConsentService({ db: deps.db, runtime: deps.runtime }));
@@ -171,6 +172,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   registerAuditRoutes(app, registry, deps.db, guards, audit);
   registerTlogRoutes(app, registry, deps.db, guards, tlog);
   registerWebhookRoutes(app, registry, guards, deps.db, webhooks);
+  registerConsoleRoutes(app, registry);
   registerDocsRoutes(app, registry);
 
   await app.ready();

@@ -46,6 +46,13 @@ export const loginResponseSchema = z
   .meta({ id: 'LoginResult' });
 
 export const refreshRequestSchema = z.strictObject({ refresh_token: z.string().min(1).max(512) }).meta({ id: 'RefreshRequest' });
+export const logoutRequestSchema = z.strictObject({ refresh_token: z.string().min(1).max(512) }).meta({ id: 'LogoutRequest' });
+export const logoutResponseSchema = z.object({ signed_out: z.literal(true) }).meta({ id: 'LogoutResult' });
+
+/** The current password proves it is the owner at the keyboard, not a borrowed access token; the new one meets the policy. */
+export const changePasswordRequestSchema = z
+  .strictObject({ current_password: z.string().min(1).max(limits.passwordMaxLength), new_password: password })
+  .meta({ id: 'ChangePasswordRequest' });
 
 /** Platform names are what TTS platforms send as `platform_name` in the gate. */
 export const platformName = z

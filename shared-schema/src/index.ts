@@ -15,6 +15,7 @@ export * from './internal-auth.js';
 export * from './license-requests.js';
 export * from './licenses.js';
 export * from './limits.js';
+export * from './pages.js';
 export * from './problem.js';
 export * from './screening.js';
 export * from './tlog.js';

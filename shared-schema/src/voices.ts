@@ -36,12 +36,27 @@ export const audioQualitySchema = z
   })
   .meta({ id: 'AudioQuality' });
 
+export const QUALITY_WARNINGS = ['clipping', 'noisy'] as const;
+export type QualityWarning = (typeof QUALITY_WARNINGS)[number];
+
+/**
+ * What a recording's quality warns about: above 1% of full-scale samples it is audibly distorted;
+ * below 10 dB of speech over pause power the background competes with the voice. Warnings only:
+ * the voiceprint is still made. Applied to the worst file of an enrollment and, by the console, to each file.
+ */
+export function qualityWarnings(quality: { clipping_ratio: number; snr_db: number }): QualityWarning[] {
+  const warnings: QualityWarning[] = [];
+  if (quality.clipping_ratio > 0.01) warnings.push('clipping');
+  if (quality.snr_db < 10) warnings.push('noisy');
+  return warnings;
+}
+
 export const enrollmentQualitySchema = z
   .object({
     files: z.array(audioQualitySchema),
     clipping_ratio: z.number().describe('worst file'),
     snr_db: z.number().describe('worst file'),
-    warnings: z.array(z.enum(['clipping', 'noisy'])),
+    warnings: z.array(z.enum(QUALITY_WARNINGS)),
   })
   .meta({ id: 'EnrollmentQuality' });
 

@@ -91,6 +91,12 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
       body: () => ({ email: owner.email, password: owner.password }),
     },
     refresh: { url: () => `${s.origin}/api/v1/auth/refresh`, headers: () => ({}), body: () => ({ refresh_token: owner.refreshToken }) },
+    logout: { url: () => `${s.origin}/api/v1/auth/logout`, headers: () => ({}), body: () => ({ refresh_token: owner.refreshToken }) },
+    changePassword: {
+      url: () => `${s.origin}/api/v1/auth/password`,
+      headers: () => owner.auth,
+      body: () => ({ current_password: owner.password, new_password: 'a mass-assigned new password' }),
+    },
     createPlatform: {
       url: () => `${s.origin}/api/v1/platforms`,
       headers: () => s.admin.auth,

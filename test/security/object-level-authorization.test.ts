@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, json } from '../support/service.js';
+import { eventually, json, post } from '../support/service.js';
 import {
   type Actor,
   EDGE_CONTRACTS,
@@ -249,6 +249,15 @@ describe('object-level authorization: another owner, another platform', () => {
     },
     rotateWebhookSecret: async () => {
       await expectProblem(await call('rotateWebhookSecret', 'POST', `/api/v1/webhooks/${webhookA}/rotate-secret`), 404, 'not_found');
+    },
+    changePassword: async () => {
+      // The route acts on the caller's own account only: A's password is just a wrong password for B.
+      const response = await call('changePassword', 'POST', '/api/v1/auth/password', {
+        current_password: ownerA.password,
+        new_password: 'owner B tries to set this',
+      });
+      await expectProblem(response, 401, 'invalid_credentials');
+      expect((await post(`${s.origin}/api/v1/auth/login`, { email: ownerA.email, password: ownerA.password })).status).toBe(200);
     },
     listAuditEntries: async () => {
       for (const query of [`check_id=${checkOnA}`, `voice_id=${voiceA}`, `platform_name=${encodeURIComponent(p1.name)}`, '']) {

@@ -173,3 +173,95 @@ describe('POST /api/v1/auth/refresh', () => {
     expect(response.json().code).toBe('invalid_token');
   });
 });
+
+async function signedIn(email?: string) {
+  const account = await register(email);
+  const session = loginResponseSchema.parse((await post('/api/v1/auth/login', { email: account.email, password: PASSWORD })).json());
+  return { ...account, session };
+}
+
+describe('POST /api/v1/auth/logout', () => {
+  it("revokes the session: its refresh token no longer refreshes, and the account's other sessions stay", async () => {
+    const { email, session } = await signedIn();
+    const other = loginResponseSchema.parse((await post('/api/v1/auth/login', { email, password: PASSWORD })).json());
+    const response = await post('/api/v1/auth/logout', { refresh_token: session.refresh_token });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ signed_out: true });
+    const refreshed = await post('/api/v1/auth/refresh', { refresh_token: session.refresh_token });
+    expect(refreshed.statusCode).toBe(401);
+    expect(refreshed.json().code).toBe('invalid_token');
+    expect((await post('/api/v1/auth/refresh', { refresh_token: other.refresh_token })).statusCode).toBe(200);
+  });
+
+  it('answers the same for an unknown or already revoked token, so it reveals nothing', async () => {
+    const { session } = await signedIn();
+    expect((await post('/api/v1/auth/logout', { refresh_token: session.refresh_token })).statusCode).toBe(200);
+    expect((await post('/api/v1/auth/logout', { refresh_token: session.refresh_token })).json()).toEqual({ signed_out: true });
+    expect((await post('/api/v1/auth/logout', { refresh_token: 'never-issued' })).json()).toEqual({ signed_out: true });
+  });
+
+  it('refuses a missing, oversized or extra field with 422', async () => {
+    expect((await post('/api/v1/auth/logout', {})).json().errors).toEqual([{ field: 'body.refresh_token', message: expect.any(String) }]);
+    expect((await post('/api/v1/auth/logout', { refresh_token: 'x'.repeat(513) })).statusCode).toBe(422);
+    expect((await post('/api/v1/auth/logout', { refresh_token: 'x', access_token: 'y' })).statusCode).toBe(422);
+  });
+});
+
+describe('POST /api/v1/auth/password', () => {
+  const change = (accessToken: string | null, payload: unknown, remoteAddress = '198.51.100.7') =>
+    origin.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/password',
+      payload: payload as Record<string, unknown>,
+      remoteAddress,
+      headers: accessToken ? { authorization: `Bearer ${accessToken}` } : {},
+    });
+  const NEW_PASSWORD = 'a brand new passphrase';
+
+  it('changes the password, ends every session of the account and returns a new one', async () => {
+    const { email, session } = await signedIn();
+    const response = await change(session.access_token, { current_password: PASSWORD, new_password: NEW_PASSWORD });
+    expect(response.statusCode).toBe(200);
+    const next = loginResponseSchema.parse(response.json());
+    expect((await post('/api/v1/auth/refresh', { refresh_token: session.refresh_token })).statusCode).toBe(401);
+    expect((await post('/api/v1/auth/refresh', { refresh_token: next.refresh_token })).statusCode).toBe(200);
+    expect((await post('/api/v1/auth/login', { email, password: PASSWORD })).statusCode).toBe(401);
+    expect((await post('/api/v1/auth/login', { email, password: NEW_PASSWORD })).statusCode).toBe(200);
+  });
+
+  it("changes only the caller's own account", async () => {
+    const alice = await signedIn();
+    const bob = await signedIn();
+    expect((await change(bob.session.access_token, { current_password: PASSWORD, new_password: NEW_PASSWORD })).statusCode).toBe(200);
+    expect((await post('/api/v1/auth/login', { email: alice.email, password: PASSWORD })).statusCode).toBe(200);
+  });
+
+  it('refuses a wrong current password with 401 invalid_credentials, and counts it as a failed login', async () => {
+    const { email, session } = await signedIn();
+    for (let i = 0; i < limits.loginAttemptsPerAccount; i++) {
+      const wrong = await change(
+        session.access_token,
+        { current_password: 'not the password at all', new_password: NEW_PASSWORD },
+        `203.0.114.${i + 1}`,
+      );
+      expect(wrong.statusCode).toBe(401);
+      expect(wrong.json().code).toBe('invalid_credentials');
+    }
+    const limited = await change(session.access_token, { current_password: PASSWORD, new_password: NEW_PASSWORD }, '203.0.114.99');
+    expect(limited.statusCode).toBe(429);
+    expect((await post('/api/v1/auth/login', { email, password: PASSWORD }, '203.0.114.99')).statusCode).toBe(429);
+  });
+
+  it('refuses a new password outside the policy, naming the field', async () => {
+    const { session } = await signedIn();
+    const response = await change(session.access_token, { current_password: PASSWORD, new_password: 'short' });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors).toEqual([{ field: 'body.new_password', message: expect.any(String) }]);
+  });
+
+  it('needs a valid access token: none is 401 authentication_required, a forged one 401 invalid_token', async () => {
+    const body = { current_password: PASSWORD, new_password: NEW_PASSWORD };
+    expect((await change(null, body)).json().code).toBe('authentication_required');
+    expect((await change('eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.', body)).json().code).toBe('invalid_token');
+  });
+});

@@ -1,10 +1,24 @@
-import { jwksRoute, loginRoute, refreshRoute, registerRoute } from '@vip/shared-schema/routes/origin-identity';
+import {
+  changePasswordRoute,
+  jwksRoute,
+  loginRoute,
+  logoutRoute,
+  refreshRoute,
+  registerRoute,
+} from '@vip/shared-schema/routes/origin-identity';
 import type { FastifyInstance } from 'fastify';
 import { addRoute, type ContractRegistry } from '../http/routes.js';
 import type { AccessTokens } from './access-tokens.js';
+import { type Guards, principalOf } from './guard.js';
 import type { AuthService } from './service.js';
 
-export function registerAuthRoutes(app: FastifyInstance, registry: ContractRegistry, auth: AuthService, tokens: AccessTokens): void {
+export function registerAuthRoutes(
+  app: FastifyInstance,
+  registry: ContractRegistry,
+  guards: Guards,
+  auth: AuthService,
+  tokens: AccessTokens,
+): void {
   addRoute(app, registry, registerRoute, {
     handler: ({ body }) => auth.register(body.email, body.password),
   });
@@ -15,6 +29,15 @@ export function registerAuthRoutes(app: FastifyInstance, registry: ContractRegis
 
   addRoute(app, registry, refreshRoute, {
     handler: ({ body }) => auth.refresh(body.refresh_token),
+  });
+
+  addRoute(app, registry, logoutRoute, {
+    handler: ({ body }) => auth.logout(body.refresh_token),
+  });
+
+  addRoute(app, registry, changePasswordRoute, {
+    guards: [guards.bearer],
+    handler: ({ body }, request) => auth.changePassword(principalOf(request).userId, body.current_password, body.new_password, request.ip),
   });
 
   addRoute(app, registry, jwksRoute, {

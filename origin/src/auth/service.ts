@@ -91,6 +91,38 @@ export class AuthService {
     return this.session(outcome.user, outcome.refreshToken);
   }
 
+  /** Revokes the token's family; a token that is unknown, spent or already revoked changes nothing and answers the same. */
+  async logout(refreshToken: string): Promise<{ signed_out: true }> {
+    const { db, runtime } = this.deps;
+    const row = await store.findRefreshTokenByHash(db, await sha256Hex(refreshToken));
+    if (row) await store.revokeRefreshFamily(db, row.familyId, runtime.clock.now());
+    return { signed_out: true };
+  }
+
+  /**
+   * Checks the current password (failures count like failed logins, per account and address),
+   * stores the new one, ends every session of the account (a thief's included) and opens a new one.
+   */
+  async changePassword(userId: string, currentPassword: string, newPassword: string, clientIp: string): Promise<Session> {
+    const { db, hasher, runtime } = this.deps;
+    const user = await store.findUserById(db, userId);
+    if (!user) throw new ProblemError('invalid_token', 'The account of this token no longer exists.');
+    const now = runtime.clock.now();
+    const windowStart = new Date(now.getTime() - limits.loginWindowSeconds * 1000);
+    const subjects = { account: `account:${user.email}`, ip: `ip:${clientIp}` };
+    await this.refuseWhenRateLimited(subjects, now, windowStart);
+    if (!(await hasher.verify(currentPassword, user.passwordHash))) {
+      await store.recordLoginFailure(db, [subjects.account, subjects.ip], now, windowStart);
+      throw new ProblemError('invalid_credentials', 'The current password is wrong.');
+    }
+    const passwordHash = await hasher.hash(newPassword);
+    await db.transaction(async (tx) => {
+      await store.setUserPassword(tx, user.id, passwordHash);
+      await store.revokeUserRefreshTokens(tx, user.id, now);
+    });
+    return this.openSession(user, runtime.newId());
+  }
+
   private async refuseWhenRateLimited(subjects: { account: string; ip: string }, now: Date, windowStart: Date): Promise<void> {
     const windows = await store.countLoginFailures(this.deps.db, [subjects.account, subjects.ip], windowStart);
     const allowed: Record<string, number> = {

@@ -79,3 +79,15 @@ export async function recordLoginFailure(db: Executor, subjects: string[], now: 
 export async function clearLoginFailures(db: Executor, subject: string): Promise<void> {
   await db.delete(loginFailures).where(eq(loginFailures.subject, subject));
 }
+
+export async function setUserPassword(db: Executor, id: string, passwordHash: string): Promise<void> {
+  await db.update(users).set({ passwordHash }).where(eq(users.id, id));
+}
+
+/** Every live refresh token of the account: all its sessions end at their next refresh. */
+export async function revokeUserRefreshTokens(db: Executor, userId: string, now: Date): Promise<void> {
+  await db
+    .update(refreshTokens)
+    .set({ revokedAt: now })
+    .where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)));
+}

@@ -1,4 +1,11 @@
-import { AUDIO_PROBLEM_CODES, enrollFieldsSchema, type listVoicesQuerySchema, ProblemError, validationProblem } from '@vip/shared-schema';
+import {
+  AUDIO_PROBLEM_CODES,
+  enrollFieldsSchema,
+  type listVoicesQuerySchema,
+  ProblemError,
+  qualityWarnings,
+  validationProblem,
+} from '@vip/shared-schema';
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
@@ -25,11 +32,6 @@ export interface VoiceServiceDeps {
   /** Absent in processes that serve no audio (tests of other domains): enroll and compare answer 503. */
   engine?: VoiceprintEngine;
 }
-
-/** Above this share of full-scale samples a recording is audibly distorted. */
-const CLIPPING_WARNING_RATIO = 0.01;
-/** Below this speech-to-pause power ratio the background competes with the voice (a warning: the voiceprint is still made). */
-const NOISE_WARNING_SNR_DB = 10;
 
 /** Engine answers that mean "this audio cannot make a voiceprint": the attempt is reported as `enrollment.failed`. */
 const FAILED_ENROLLMENT_CODES = new Set<string>(AUDIO_PROBLEM_CODES);
@@ -178,8 +180,10 @@ function summarizeQuality(files: readonly EmbedFileResult[]) {
   const perFile = files.map((file) => file.quality);
   const clippingRatio = Math.max(...perFile.map((quality) => quality.clipping_ratio));
   const snrDb = Math.min(...perFile.map((quality) => quality.snr_db));
-  const warnings: Array<'clipping' | 'noisy'> = [];
-  if (clippingRatio > CLIPPING_WARNING_RATIO) warnings.push('clipping');
-  if (snrDb < NOISE_WARNING_SNR_DB) warnings.push('noisy');
-  return { files: perFile, clipping_ratio: clippingRatio, snr_db: snrDb, warnings };
+  return {
+    files: perFile,
+    clipping_ratio: clippingRatio,
+    snr_db: snrDb,
+    warnings: qualityWarnings({ clipping_ratio: clippingRatio, snr_db: snrDb }),
+  };
 }

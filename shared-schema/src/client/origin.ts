@@ -60,6 +60,11 @@ export function createOriginClient(options: OriginClientOptions) {
       register: (body: BodyOf<typeof identity.registerRoute>, o?: CallOptions) => json(identity.registerRoute, body, undefined, o),
       login: (body: BodyOf<typeof identity.loginRoute>, o?: CallOptions) => json(identity.loginRoute, body, undefined, o),
       refresh: (refreshToken: string, o?: CallOptions) => json(identity.refreshRoute, { refresh_token: refreshToken }, undefined, o),
+      /** Revokes the session of this refresh token. */
+      logout: (refreshToken: string, o?: CallOptions) => json(identity.logoutRoute, { refresh_token: refreshToken }, undefined, o),
+      /** Needs a Bearer token; ends every session of the account and returns a new one. */
+      changePassword: (body: BodyOf<typeof identity.changePasswordRoute>, o?: CallOptions) =>
+        json(identity.changePasswordRoute, body, undefined, o),
     },
     platforms: {
       create: (body: BodyOf<typeof identity.createPlatformRoute>, o?: CallOptions) =>

@@ -3,11 +3,14 @@ import { defineRoute } from '../contract.js';
 import {
   apiKeyListSchema,
   apiKeyParamsSchema,
+  changePasswordRequestSchema,
   createApiKeyRequestSchema,
   createdApiKeySchema,
   createPlatformRequestSchema,
   loginRequestSchema,
   loginResponseSchema,
+  logoutRequestSchema,
+  logoutResponseSchema,
   platformListSchema,
   platformParamsSchema,
   platformSchema,
@@ -59,6 +62,31 @@ export const refreshRoute = defineRoute({
   body: refreshRequestSchema,
   success: { status: 200, description: 'New tokens', schema: loginResponseSchema },
   problems: ['validation_failed', 'malformed_json', 'invalid_token', 'refresh_token_reused'],
+});
+
+export const logoutRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/auth/logout',
+  operationId: 'logout',
+  summary: 'Sign out: revoke the session of a refresh token (its whole family); answers the same for a token already revoked or unknown',
+  tag: 'auth',
+  auth: ['none'],
+  body: logoutRequestSchema,
+  success: { status: 200, description: 'Signed out', schema: logoutResponseSchema },
+  problems: ['validation_failed', 'malformed_json'],
+});
+
+export const changePasswordRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/auth/password',
+  operationId: 'changePassword',
+  summary:
+    "Change the caller's password: every session of the account is revoked and a new one is returned; wrong current passwords count as failed logins",
+  tag: 'auth',
+  auth: ['bearer'],
+  body: changePasswordRequestSchema,
+  success: { status: 200, description: 'Password changed; a new session', schema: loginResponseSchema },
+  problems: ['authentication_required', 'invalid_token', 'validation_failed', 'malformed_json', 'invalid_credentials', 'rate_limited'],
 });
 
 export const jwksRoute = defineRoute({

@@ -1,0 +1,98 @@
+import { byId, h, prettyJson, replace } from '../../../../shared-schema/src/browser/dom.js';
+
+/** The playground's script: renders the demo's outcomes, runs live calls, copies snippets. */
+
+/** The page names the demo's path, so the script carries no route table. */
+const DEMO_PATH = byId('outcomes').dataset.demoPath ?? '';
+const OUTCOME_TITLES: Record<string, string> = {
+  no_registry_record: 'Not registered: the voice is unknown to the registry; the platform decides',
+  protected_no_license: 'Blocked: registered, and your platform holds no licence for this use',
+  protected_licensed: 'Approved: registered and licensed; synthesize, then redeem the token',
+};
+
+async function callDemo(): Promise<{ status: number; headers: Headers; body: unknown; ms: number }> {
+  const started = performance.now();
+  const response = await fetch(DEMO_PATH, { headers: { accept: 'application/json' } });
+  const body = (await response.json()) as unknown;
+  return { status: response.status, headers: response.headers, body, ms: Math.round(performance.now() - started) };
+}
+
+function renderOutcomes(body: unknown): void {
+  const demo = body as { example_request?: unknown; variant?: string; possible_responses?: Record<string, unknown> };
+  const outcomes = Object.entries(demo.possible_responses ?? {});
+  replace(
+    byId('outcomes'),
+    h('p', {}, `Deployed variant: ${demo.variant ?? 'unknown'}. Example request body:`),
+    h('pre', { 'aria-label': 'Example request body' }, prettyJson(demo.example_request)),
+    ...outcomes.map(([name, outcome]) =>
+      h(
+        'div',
+        { class: 'card outcome', 'data-outcome': name },
+        h('h3', {}, OUTCOME_TITLES[name] ?? name),
+        h('pre', { 'aria-label': `Response body: ${name}` }, prettyJson(outcome)),
+      ),
+    ),
+  );
+}
+
+function renderProblem(where: HTMLElement, status: number, body: unknown): void {
+  const problem = body as { title?: string; detail?: string };
+  replace(
+    where,
+    h('div', { class: 'notice error' }, `HTTP ${status}: ${problem.title ?? 'error'}. ${problem.detail ?? ''}`),
+    h('pre', {}, prettyJson(body)),
+  );
+}
+
+async function loadOutcomes(): Promise<void> {
+  try {
+    const { status, body } = await callDemo();
+    if (status === 200) renderOutcomes(body);
+    else renderProblem(byId('outcomes'), status, body);
+  } catch (error) {
+    replace(byId('outcomes'), h('div', { class: 'notice error' }, `The demo could not be reached: ${(error as Error).message}`));
+  }
+}
+
+async function liveCall(button: HTMLButtonElement): Promise<void> {
+  const result = byId('live-result');
+  button.disabled = true;
+  try {
+    const { status, headers, body, ms } = await callDemo();
+    const shown = ['content-type', 'ratelimit', 'ratelimit-policy', 'x-request-id']
+      .map((name) => [name, headers.get(name)] as const)
+      .filter(([, value]) => value !== null)
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\n');
+    replace(
+      result,
+      h('p', { class: `notice ${status === 200 ? 'success' : 'error'}` }, `HTTP ${status} in ${ms} ms`),
+      h('h3', {}, 'Headers'),
+      h('pre', { 'aria-label': 'Response headers' }, shown),
+      h('h3', {}, 'Body'),
+      h('pre', { 'aria-label': 'Response body', id: 'live-body' }, prettyJson(body)),
+    );
+  } catch (error) {
+    replace(result, h('div', { class: 'notice error' }, `The call failed: ${(error as Error).message}`));
+  } finally {
+    button.disabled = false;
+  }
+}
+
+async function copy(snippetId: string): Promise<void> {
+  const status = byId('copy-status');
+  const text = byId(snippetId).textContent ?? '';
+  try {
+    await navigator.clipboard.writeText(text);
+    status.textContent = `Copied "${byId(`${snippetId}-title`).textContent}" to the clipboard.`;
+  } catch {
+    status.textContent = 'Copying was refused by the browser: select the text and copy it by hand.';
+  }
+}
+
+const callButton = byId<HTMLButtonElement>('call-demo');
+callButton.addEventListener('click', () => void liveCall(callButton));
+for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-copy]')) {
+  button.addEventListener('click', () => void copy(button.dataset.copy ?? ''));
+}
+void loadOutcomes();

@@ -1,0 +1,82 @@
+import { escapeHtml, INTENDED_USES, limits, renderPageShell } from '@vip/shared-schema';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
+import { playgroundPageRoutes } from '@vip/shared-schema/routes/pages';
+
+/** A code sample the page shows with a copy button; `id` ties the button to the sample. */
+interface Snippet {
+  id: string;
+  title: string;
+  text: string;
+}
+
+function snippets(edgeUrl: string): Snippet[] {
+  const demo = `${edgeUrl}${edgeRoutes.demo.path}`;
+  const gate = `${edgeUrl}${edgeRoutes.preSynthesisCheck.path}`;
+  const body = JSON.stringify({ voice_id: '<voice_id>', platform_name: '<your platform name>', intended_use: INTENDED_USES[1] });
+  return [
+    { id: 'curl-demo', title: 'curl: the demo (public, no key)', text: `curl -s ${demo}` },
+    {
+      id: 'curl-gate',
+      title: 'curl: the real gate (your platform API key)',
+      text: `curl -s -X POST ${gate} \\\n  -H "x-api-key: $VIP_API_KEY" \\\n  -H 'content-type: application/json' \\\n  -d '${body}'`,
+    },
+    {
+      id: 'client-gate',
+      title: 'TypeScript: the typed client',
+      text: [
+        "import { authorizationTokenOf, createGateClient, isBlocked } from '@vip/shared-schema/client';",
+        '',
+        `const gate = createGateClient({ baseUrl: '${edgeUrl}', apiKey: process.env.VIP_API_KEY! });`,
+        "const result = await gate.preSynthesisCheck({ voice_id, platform_name: 'Example TTS', intended_use: 'audiobook' });",
+        'const token = authorizationTokenOf(result); // approved: synthesize, then redeem the token once',
+        "if (isBlocked(result)) console.log('blocked:', result.reason, result.license_url);",
+      ].join('\n'),
+    },
+  ];
+}
+
+/**
+ * The evaluator playground: what the gate answers, shown with the demo's own bodies (fetched live
+ * by the page's script), a live call, and snippets to copy. The demo is public and rate limited
+ * per IP, so the page costs one demo call when it opens and one per "Call the demo" press.
+ */
+export function renderPlayground(edgeUrl: string): string {
+  const samples = snippets(edgeUrl)
+    .map(
+      (s) => `<div class="card"><h3 id="${s.id}-title">${escapeHtml(s.title)}</h3>
+<pre id="${s.id}" aria-labelledby="${s.id}-title"><code>${escapeHtml(s.text)}</code></pre>
+<button type="button" class="secondary" data-copy="${s.id}" aria-describedby="${s.id}-title">Copy</button></div>`,
+    )
+    .join('\n');
+  return renderPageShell({
+    title: 'Evaluator playground: Voice Identity Protection',
+    brand: 'Voice Identity Protection: playground',
+    stylePath: playgroundPageRoutes.style.path,
+    scriptPath: playgroundPageRoutes.script.path,
+    links: [
+      ['API reference', edgeRoutes.docs.path],
+      ['OpenAPI', edgeRoutes.openApi.path],
+    ],
+    mainHtml: `<h1>Try the pre-synthesis gate</h1>
+<p>A text-to-speech platform asks the gate before it synthesizes a voice. The gate answers with one of three outcomes:
+the voice is not registered, it is registered and your platform may not use it (blocked), or it is licensed (approved, with a single-use authorization token).
+Below are the demo's exact bodies, a live call, and code to copy.</p>
+<section aria-labelledby="outcomes-title">
+<h2 id="outcomes-title">The three outcomes</h2>
+<p class="hint">Fetched from <code>GET ${escapeHtml(edgeRoutes.demo.path)}</code> when the page opened; check ids are examples and demo calls are not audited.</p>
+<div id="outcomes" aria-live="polite" data-demo-path="${escapeHtml(edgeRoutes.demo.path)}"><p>Loading the demo…</p></div>
+<noscript><p>This part needs JavaScript. Open <a href="${escapeHtml(edgeRoutes.demo.path)}">the demo's JSON</a> instead.</p></noscript>
+</section>
+<section aria-labelledby="live-title">
+<h2 id="live-title">Live call</h2>
+<p>Calls the public demo now (${limits.demoPerIpPerHour} calls per hour per address) and shows the status, the rate-limit headers and the body as received.</p>
+<button type="button" id="call-demo">Call the demo</button>
+<div id="live-result" role="status" aria-live="polite"></div>
+</section>
+<section aria-labelledby="snippets-title">
+<h2 id="snippets-title">Snippets</h2>
+<p id="copy-status" role="status" class="hint"></p>
+${samples}
+</section>`,
+  });
+}

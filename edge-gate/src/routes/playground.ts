@@ -1,0 +1,19 @@
+import { PAGE_SECURITY_HEADERS } from '@vip/shared-schema';
+import { playgroundPageRoutes } from '@vip/shared-schema/routes/pages';
+import type { Context } from 'hono';
+import type { AppEnv } from '../http/context.js';
+import type { MountRecord } from '../http/mount-record.js';
+import { script, style } from '../playground/assets.generated.js';
+import { renderPlayground } from '../playground/page.js';
+
+function page(c: Context<AppEnv>, body: string, contentType: string) {
+  return c.body(body, 200, { ...PAGE_SECURITY_HEADERS, 'content-type': contentType });
+}
+
+/** GET /playground and its two assets (DESIGN section 9): public, same-origin, no inline code. */
+export function mountPlayground(mounts: MountRecord) {
+  const { page: html, script: js, style: css } = playgroundPageRoutes;
+  mounts.serve(html, (c) => page(c, renderPlayground(new URL(c.req.url).origin), html.success.contentType!));
+  mounts.serve(js, (c) => page(c, script, js.success.contentType!));
+  mounts.serve(css, (c) => page(c, style, css.success.contentType!));
+}

@@ -1,0 +1,53 @@
+import { h } from '../../../../shared-schema/src/browser/dom.js';
+import { ContractError, ProblemError } from '../../../../shared-schema/src/client/index.js';
+import { SessionEnded } from './session.js';
+
+/** Problems an owner meets, in plain words; anything else shows the service's own detail. */
+const PLAIN_WORDS: Partial<Record<string, string>> = {
+  identity_conflict:
+    'This voice is already enrolled by another owner. If it is your voice, someone may have enrolled it without your consent: contact the operator of this service, quoting the request id below. Nothing of your recording was kept.',
+  consent_required: 'The biometric consent is missing or already used by another voice. Give your consent again and retry.',
+  no_speech: 'No speech was found in the recordings. Record again close to the microphone, reading the prompts aloud.',
+  too_short: 'There is not enough speech yet: together the recordings need at least 10 seconds of speech. Add another take.',
+  empty_audio: 'A recording is empty. Remove it and record again.',
+  corrupt_audio: 'A file could not be read as audio. Remove it or export it again.',
+  unsupported_format: 'A file is in a format the service does not read (WAV, FLAC, MP3, Ogg, WebM or MP4 audio work).',
+  too_long: 'A recording is longer than 5 minutes. Split it or trim it.',
+  payload_too_large: 'A file is larger than 20 MB.',
+  email_taken: 'An account with this email exists already. Sign in instead.',
+  invalid_credentials: 'The email or the password is wrong.',
+  rate_limited: 'Too many attempts. Wait a moment and try again.',
+  unavailable: 'The service is busy. Try again in a moment.',
+};
+
+/**
+ * An error notice for anything a call threw: role="alert", so a screen reader reads it at once.
+ * `fileNames` are the files of an upload: the origin names a failing file by its position ("File 2: …").
+ */
+export function errorNotice(error: unknown, fileNames: readonly string[] = []): HTMLElement {
+  if (error instanceof ProblemError) {
+    const fields = error.errors.map((field) => h('li', {}, `${field.field}: ${field.message}`));
+    const detail = error.detail.replace(/^File (\d+):/, (whole, position: string) => {
+      const name = fileNames[Number(position) - 1];
+      return name ? `${name}:` : whole;
+    });
+    const plain = PLAIN_WORDS[error.code];
+    return h(
+      'div',
+      { class: 'notice error', role: 'alert', 'data-code': error.code },
+      h('p', {}, h('strong', {}, `${error.title}. `), plain ?? detail),
+      plain ? h('p', {}, `The service said: ${detail}`) : null,
+      fields.length ? h('ul', {}, ...fields) : null,
+      h('p', { class: 'hint' }, `Code ${error.code}, request id ${error.requestId}`),
+    );
+  }
+  if (error instanceof SessionEnded) return h('div', { class: 'notice error', role: 'alert' }, error.message);
+  const what = error instanceof ContractError ? 'The service answered in an unexpected shape' : 'The request failed';
+  return h('div', { class: 'notice error', role: 'alert' }, `${what}: ${(error as Error).message}`);
+}
+
+export const successNotice = (...children: (Node | string)[]): HTMLElement =>
+  h('div', { class: 'notice success', role: 'status' }, ...children);
+
+/** A date and time in the reader's locale, with the exact value as a machine-readable attribute. */
+export const time = (iso: string): HTMLElement => h('time', { datetime: iso }, new Date(iso).toLocaleString());

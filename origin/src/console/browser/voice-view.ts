@@ -1,0 +1,327 @@
+import { h, prettyJson, replace } from '../../../../shared-schema/src/browser/dom.js';
+import { INTENDED_USES } from '../../../../shared-schema/src/enums.js';
+import { checkboxGroup, handleSubmit } from './fields.js';
+import { errorNotice, successNotice, time } from './messages.js';
+import { api } from './session.js';
+import { CONSENT_WORDS } from './voices-view.js';
+
+type Go = (hash: string) => void;
+type Licence = Awaited<ReturnType<typeof api.licenses.list>>['licenses'][number];
+type AuditEntry = Awaited<ReturnType<typeof api.audit.list>>['entries'][number];
+
+/** A voice's status in plain words; `pending_review` is the hold DESIGN section 7 describes. */
+export const STATUS_WORDS: Record<string, string> = {
+  ready: 'ready: protected by the gate.',
+  pending_review:
+    'held for review: it sounds very close to a voice another owner enrolled, so an administrator checks it before it is protected. Both owners are told; the gate refuses every platform meanwhile.',
+};
+
+/** A date input's value (yyyy-mm-dd) as the end of that day, UTC. */
+const endOfDay = (date: string) => new Date(`${date}T23:59:59.000Z`).toISOString();
+const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+
+function describeEntry(entry: AuditEntry): string {
+  const who = entry.platform_name ?? (entry.caller_type === 'user' ? 'you' : entry.caller_type);
+  const use = entry.intended_use ? ` for ${entry.intended_use}` : '';
+  switch (entry.kind) {
+    case 'gate.decision':
+      return `${who} asked to synthesize it${use}: ${entry.decision === 'allow' ? 'approved' : entry.decision === 'deny' ? 'blocked' : 'unresolved'}${entry.reason ? ` (${entry.reason.replaceAll('_', ' ')})` : ''}.`;
+    case 'authorization.redeemed':
+      return `${who} redeemed its authorization token${use}.`;
+    case 'consent.changed':
+      return `Synthesis consent changed to ${entry.consent_status}.`;
+    case 'license.changed':
+      return `A licence for ${who} changed${entry.reason ? ` (${entry.reason.replaceAll('_', ' ')})` : ''}.`;
+    case 'voice.deleted':
+      return 'The voice was deleted.';
+    default:
+      return `${entry.kind}: ${entry.action ?? ''}`;
+  }
+}
+
+async function timeline(voiceId: string): Promise<HTMLElement> {
+  const list = h('ol', { class: 'timeline', id: 'timeline' });
+  const more = h('p');
+  const load = async (cursor?: string) => {
+    const page = await api.audit.list({ voice_id: voiceId, limit: 50, ...(cursor ? { cursor } : {}) });
+    for (const entry of page.entries) {
+      list.append(
+        h(
+          'li',
+          { 'data-kind': entry.kind, 'data-decision': entry.decision ?? '' },
+          time(entry.recorded_at),
+          ' ',
+          describeEntry(entry),
+          h('span', { class: 'hint' }, ` Check ${entry.check_id}, entry ${entry.seq}.`),
+        ),
+      );
+    }
+    replace(
+      more,
+      page.next_cursor
+        ? h('button', { type: 'button', class: 'secondary', onclick: () => void load(page.next_cursor ?? undefined) }, 'Show later entries')
+        : null,
+    );
+  };
+  await load();
+  if (!list.firstChild) list.append(h('li', {}, 'Nothing yet: no platform has asked for this voice.'));
+  return h('div', {}, list, more);
+}
+
+function licenceRow(voiceId: string, licence: Licence, redraw: () => void): HTMLElement {
+  const status = h('div', { 'aria-live': 'polite' });
+  const dateId = `renew-${licence.license_id}`;
+  const renewDate = h('input', { type: 'date', id: dateId, value: inDays(365), min: inDays(1) });
+  const active = licence.status === 'active';
+  return h(
+    'tr',
+    { 'data-license': licence.license_id },
+    h('td', { 'data-label': 'Platform' }, licence.platform_name),
+    h('td', { 'data-label': 'Uses' }, licence.scopes.join(', ')),
+    h('td', { 'data-label': 'Expires' }, time(licence.expires_at)),
+    h('td', { 'data-label': 'Status' }, licence.status),
+    h(
+      'td',
+      { 'data-label': 'Actions' },
+      active
+        ? h(
+            'div',
+            { class: 'row' },
+            h('label', { for: dateId, class: 'inline' }, 'Renew until'),
+            renewDate,
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'secondary',
+                onclick: async () => {
+                  try {
+                    await api.licenses.renew(voiceId, licence.license_id, { expires_at: endOfDay(renewDate.value) });
+                    redraw();
+                  } catch (error) {
+                    replace(status, errorNotice(error));
+                  }
+                },
+              },
+              `Renew ${licence.platform_name}`,
+            ),
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'danger',
+                onclick: async () => {
+                  try {
+                    await api.licenses.revoke(voiceId, licence.license_id);
+                    redraw();
+                  } catch (error) {
+                    replace(status, errorNotice(error));
+                  }
+                },
+              },
+              `Revoke ${licence.platform_name}`,
+            ),
+          )
+        : null,
+      status,
+    ),
+  );
+}
+
+function grantForm(voiceId: string, redraw: (notice: HTMLElement) => void): HTMLElement {
+  const status = h('div', { 'aria-live': 'polite' });
+  const form = h(
+    'form',
+    { 'aria-labelledby': 'grant-title', novalidate: true },
+    h('h3', { id: 'grant-title' }, 'Grant a licence'),
+    h('label', { for: 'grant-platform' }, 'Platform name'),
+    h('p', { class: 'hint', id: 'grant-platform-hint' }, 'Exactly as the platform is registered with this service.'),
+    h('input', { id: 'grant-platform', name: 'platform_name', required: true, 'aria-describedby': 'grant-platform-hint' }),
+    checkboxGroup('Uses it covers', 'scopes', INTENDED_USES),
+    h('label', { for: 'grant-expires' }, 'Expires at the end of'),
+    h('input', { id: 'grant-expires', name: 'expires', type: 'date', value: inDays(365), min: inDays(1), required: true }),
+    h('p', {}, h('button', { type: 'submit' }, 'Grant licence')),
+    status,
+  );
+  handleSubmit(form, status, async (data) => {
+    const licence = await api.licenses.create(voiceId, {
+      platform_name: String(data.get('platform_name')).trim(),
+      scopes: data.getAll('scopes').map(String) as (typeof INTENDED_USES)[number][],
+      expires_at: endOfDay(String(data.get('expires'))),
+    });
+    redraw(
+      successNotice(
+        `Licence granted to ${licence.platform_name}. Its licence token, shown only now, for the platform: `,
+        h('code', { id: 'license-token' }, licence.license_token),
+      ),
+    );
+    return undefined;
+  });
+  return form;
+}
+
+function consentControl(voiceId: string, consentStatus: string, redraw: () => void): HTMLElement {
+  const on = consentStatus === 'active';
+  const status = h('div', { 'aria-live': 'polite' });
+  return h(
+    'div',
+    {},
+    h('p', { id: 'consent-state' }, `Synthesis consent is ${CONSENT_WORDS[consentStatus] ?? consentStatus}`),
+    h(
+      'button',
+      {
+        type: 'button',
+        id: 'toggle-consent',
+        class: on ? 'danger' : '',
+        onclick: async () => {
+          try {
+            await api.voices.setConsent(voiceId, on ? 'withdrawn' : 'active');
+            redraw();
+          } catch (error) {
+            replace(status, errorNotice(error));
+          }
+        },
+      },
+      on ? 'Withdraw synthesis consent' : 'Give synthesis consent',
+    ),
+    status,
+  );
+}
+
+function deleteControl(voiceId: string, name: string, go: Go): HTMLElement {
+  const area = h('div', { 'aria-live': 'polite' });
+  const ask = h(
+    'button',
+    {
+      type: 'button',
+      class: 'danger',
+      id: 'delete-voice',
+      onclick: () => {
+        const confirm = h(
+          'button',
+          {
+            type: 'button',
+            class: 'danger',
+            id: 'confirm-delete',
+            onclick: async () => {
+              try {
+                const receipt = await api.voices.delete(voiceId);
+                replace(
+                  area,
+                  successNotice(`"${name}" is erased.`),
+                  h('h3', {}, 'Erasure receipt'),
+                  h(
+                    'ul',
+                    { id: 'erasure-receipt' },
+                    h('li', {}, `Voiceprints removed: ${receipt.erased.embeddings}`),
+                    h('li', {}, `Licences removed: ${receipt.erased.licenses}`),
+                    h('li', {}, `Biometric consents removed: ${receipt.erased.consents}`),
+                    h('li', {}, `Edge record removal queued: ${receipt.erased.edge_index ? 'yes' : 'no'}`),
+                  ),
+                  h('pre', { 'aria-label': 'Erasure receipt as JSON' }, prettyJson(receipt)),
+                  h('p', { class: 'hint' }, 'The audit log keeps the decisions made about this voice; they hold no biometric data.'),
+                  h('p', {}, h('a', { href: '#/voices' }, 'Back to your voices')),
+                );
+                area.querySelector('h3')?.setAttribute('tabindex', '-1');
+                area.querySelector<HTMLElement>('h3')?.focus();
+              } catch (error) {
+                replace(area, errorNotice(error));
+              }
+            },
+          },
+          `Yes, erase ${name} now`,
+        );
+        replace(
+          area,
+          h('p', { role: 'alert' }, 'This erases the voiceprint, every licence and the consent, and cannot be undone.'),
+          h(
+            'div',
+            { class: 'row' },
+            confirm,
+            h('button', { type: 'button', class: 'secondary', onclick: () => go(`#/voices/${voiceId}`) }, 'Keep it'),
+          ),
+        );
+        confirm.focus();
+      },
+    },
+    'Delete this voice…',
+  );
+  return h('div', {}, ask, area);
+}
+
+/** The origin has no single-voice read: the owner's list, page by page, until the voice turns up. */
+async function findVoice(voiceId: string) {
+  let cursor: string | undefined;
+  do {
+    const page = await api.voices.list({ limit: 100, ...(cursor ? { cursor } : {}) });
+    const voice = page.voices.find((candidate) => candidate.voice_id === voiceId);
+    if (voice) return voice;
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return null;
+}
+
+export async function renderVoice(root: HTMLElement, go: Go, voiceId: string, notice?: HTMLElement): Promise<void> {
+  const voice = await findVoice(voiceId);
+  if (!voice) {
+    replace(root, h('h1', {}, 'Voice not found'), h('p', {}, h('a', { href: '#/voices' }, 'Back to your voices')));
+    return;
+  }
+  const [{ licenses }, history] = await Promise.all([api.licenses.list(voiceId), timeline(voiceId)]);
+  // After a change the view is drawn again and focus returns to its heading, not to the page's start.
+  const redraw = (next?: HTMLElement) =>
+    void renderVoice(root, go, voiceId, next)
+      .then(() => root.querySelector('h1')?.focus())
+      .catch((error) => root.append(errorNotice(error)));
+  replace(
+    root,
+    h('h1', { tabindex: -1 }, voice.name),
+    notice ?? null,
+    h(
+      'p',
+      {},
+      `Status: ${STATUS_WORDS[voice.status] ?? voice.status} Enrolled `,
+      time(voice.created_at),
+      `, ${voice.speech_seconds.toFixed(1)} s of speech.`,
+    ),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'synthesis-title' },
+      h('h2', { id: 'synthesis-title' }, 'Synthesis consent'),
+      consentControl(voiceId, voice.consent_status, () => redraw()),
+    ),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'licences-title' },
+      h('h2', { id: 'licences-title' }, 'Licences'),
+      licenses.length === 0
+        ? h('p', {}, 'No licence yet.')
+        : h(
+            'table',
+            { class: 'stack', id: 'licences' },
+            h('caption', { class: 'visually-hidden' }, 'Licences of this voice'),
+            h(
+              'thead',
+              {},
+              h('tr', {}, ...['Platform', 'Uses', 'Expires', 'Status', 'Actions'].map((name) => h('th', { scope: 'col' }, name))),
+            ),
+            h('tbody', {}, ...licenses.map((licence) => licenceRow(voiceId, licence, () => redraw()))),
+          ),
+      grantForm(voiceId, redraw),
+    ),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'timeline-title' },
+      h('h2', { id: 'timeline-title' }, 'Who asked for this voice'),
+      h('p', { class: 'hint' }, 'Every check a platform made, and every change you made, from the audit log (oldest first).'),
+      history,
+      h('button', { type: 'button', class: 'secondary', id: 'refresh-timeline', onclick: () => redraw() }, 'Refresh'),
+    ),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'delete-title' },
+      h('h2', { id: 'delete-title' }, 'Delete'),
+      deleteControl(voiceId, voice.name, go),
+    ),
+  );
+}

@@ -1,0 +1,19 @@
+import { PAGE_SECURITY_HEADERS } from '@vip/shared-schema';
+import { consolePageRoutes } from '@vip/shared-schema/routes/pages';
+import type { FastifyInstance } from 'fastify';
+import { addRoute, type ContractRegistry } from '../http/routes.js';
+import { script, style } from './assets.generated.js';
+import { consolePage } from './page.js';
+
+/** GET /console and its two assets (DESIGN section 9): public, same-origin, no inline code, strict CSP. */
+export function registerConsoleRoutes(app: FastifyInstance, registry: ContractRegistry): void {
+  // A scope of its own, so the page headers go with these three answers only.
+  app.register(async (scope) => {
+    scope.addHook('onSend', async (_request, reply) => {
+      reply.headers(PAGE_SECURITY_HEADERS);
+    });
+    addRoute(scope, registry, consolePageRoutes.page, { handler: () => consolePage });
+    addRoute(scope, registry, consolePageRoutes.script, { handler: () => script });
+    addRoute(scope, registry, consolePageRoutes.style, { handler: () => style });
+  });
+}

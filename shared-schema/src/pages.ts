@@ -1,0 +1,89 @@
+/**
+ * The browser pages (the owner console at the origin, the evaluator playground at the edge) and
+ * what both planes send with them. Written once here so the two pages cannot drift apart.
+ */
+
+/**
+ * A strict policy: scripts and styles only from the page's own origin (no inline script or style,
+ * no eval), API calls only to the same origin, no framing, no plugins, and Trusted Types required
+ * for every DOM sink that parses HTML, so no string can become markup. The pages build their DOM
+ * with createElement and textContent only.
+ */
+export const PAGE_CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self' data:",
+  "media-src 'self' blob:",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+  "require-trusted-types-for 'script'",
+  "trusted-types 'none'",
+].join('; ');
+
+/** Sent with every page and page asset. The microphone is allowed for the page's own origin only. */
+export const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': PAGE_CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'permissions-policy': 'microphone=(self), camera=(), geolocation=(), payment=()',
+  // The pages are small and change with each release; the assets are named by the page, not hashed.
+  'cache-control': 'no-cache',
+};
+
+/**
+ * The biometric consent statement the console shows in full before an owner accepts it; its
+ * version is what `POST /api/v1/consents` records as `statement_version`.
+ */
+export const BIOMETRIC_CONSENT_STATEMENT = {
+  version: '2026-01',
+  paragraphs: [
+    'I consent to the Voice Identity Protection Service processing recordings of my voice to create a voiceprint: a numerical description of my voice (an embedding) that cannot be turned back into audio.',
+    'The voiceprint is used only to protect my voice: to recognise it when a text-to-speech platform asks to synthesize it, to detect another enrollment of the same voice, and to compare recordings I or a platform submit.',
+    'My recordings are processed when I upload them and are not kept; the voiceprint and this consent are stored until I delete the voice, which erases them, its licences and its record at the edge. The audit log keeps the decisions made about the voice, which hold no biometric data.',
+    'This consent serves one enrollment. I can withdraw synthesis consent for the voice at any time, and delete the voice at any time.',
+  ],
+} as const;
+
+export const escapeHtml = (text: string): string =>
+  text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
+
+export interface PageShell {
+  title: string;
+  /** Site name in the header. */
+  brand: string;
+  /** Same-origin paths of the page's style sheet and module script. */
+  stylePath: string;
+  scriptPath: string;
+  /** Links in the header, as [label, href]. */
+  links: readonly (readonly [string, string])[];
+  /** The inside of <main>, already escaped. */
+  mainHtml: string;
+}
+
+/** The HTML around a page: language, viewport for phones, a skip link, one <main>, no inline code. */
+export function renderPageShell(shell: PageShell): string {
+  const links = shell.links.map(([label, href]) => `<a href="${escapeHtml(href)}">${escapeHtml(label)}</a>`).join('');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(shell.title)}</title>
+<link rel="stylesheet" href="${escapeHtml(shell.stylePath)}">
+<script type="module" src="${escapeHtml(shell.scriptPath)}"></script>
+</head>
+<body>
+<a class="skip-link" href="#main">Skip to content</a>
+<header class="site"><p class="brand">${escapeHtml(shell.brand)}</p><nav aria-label="Site" class="row">${links}</nav></header>
+<main id="main" tabindex="-1">
+${shell.mainHtml}
+</main>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,38 @@
+import { defineRoute, type RouteContract } from '../contract.js';
+
+/** The browser pages of both planes: public, HTML and their own script and style sheet (no inline code). */
+
+const page = (path: string, operationId: string, summary: string, contentType: string): RouteContract =>
+  defineRoute({
+    method: 'get',
+    path,
+    operationId,
+    summary,
+    tag: 'pages',
+    auth: ['none'],
+    success: { status: 200, description: summary, contentType },
+    problems: [],
+  });
+
+const HTML = 'text/html; charset=utf-8';
+const SCRIPT = 'text/javascript; charset=utf-8';
+const STYLE = 'text/css; charset=utf-8';
+
+/** Served by the origin. */
+export const consolePageRoutes = {
+  page: page(
+    '/console',
+    'ownerConsole',
+    'The owner console: account, consent, enrollment, voices, licences, audit timeline, webhooks',
+    HTML,
+  ),
+  script: page('/console/console.js', 'ownerConsoleScript', "The owner console's script", SCRIPT),
+  style: page('/console/console.css', 'ownerConsoleStyle', "The owner console's style sheet", STYLE),
+} as const;
+
+/** Served by the edge. */
+export const playgroundPageRoutes = {
+  page: page('/playground', 'evaluatorPlayground', "The evaluator playground: the demo's outcomes, a live call and snippets", HTML),
+  script: page('/playground/playground.js', 'evaluatorPlaygroundScript', "The playground's script", SCRIPT),
+  style: page('/playground/playground.css', 'evaluatorPlaygroundStyle', "The playground's style sheet", STYLE),
+} as const;

@@ -1,0 +1,325 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, post, type RunningService, startService } from '../support/service.js';
+import { chromiumMissing, collectConsole, expectAccessible, launchChromium, screenshot, skipReason } from './support.js';
+
+const admin = { email: 'admin@console-e2e.example', password: 'console-e2e-admin-password' };
+const owner = { email: `owner-${randomUUID().slice(0, 8)}@console-e2e.example`, password: 'a long owner passphrase' };
+const platformName = `Console TTS ${randomUUID().slice(0, 6)}`;
+
+/** Until the owner's receiver answers a delivery, it records what arrived. */
+function startReceiver(): Promise<{ server: Server; url: string; received: string[] }> {
+  const received: string[] = [];
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
+    request.on('end', () => {
+      received.push(body);
+      response.writeHead(204).end();
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received }),
+    ),
+  );
+}
+
+describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () => {
+  let service: RunningService;
+  let browser: Browser;
+  let apiKey: string;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    [service, browser, receiver] = await Promise.all([
+      startService({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password, WEBHOOK_ALLOW_LOOPBACK: 'true' } }),
+      launchChromium(),
+      startReceiver(),
+    ]);
+    const adminToken = (await json(await post(`${service.originUrl}/api/v1/auth/login`, admin))).access_token as string;
+    const auth = { authorization: `Bearer ${adminToken}` };
+    const platform = await json(await post(`${service.originUrl}/api/v1/platforms`, { name: platformName }, auth));
+    apiKey = (await json(await post(`${service.originUrl}/api/v1/platforms/${platform.platform_id}/api-keys`, {}, auth))).api_key as string;
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    receiver?.server.close();
+    await service?.stop();
+  });
+
+  it('serves the console with a strict Content-Security-Policy, no inline code and no cookie', async () => {
+    for (const path of ['/console', '/console/console.js', '/console/console.css']) {
+      const response = await fetch(`${service.originUrl}${path}`);
+      expect(response.status).toBe(200);
+      const csp = response.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toMatch(/unsafe-(inline|eval)/);
+      expect(response.headers.get('set-cookie')).toBeNull();
+    }
+    const html = await (await fetch(`${service.originUrl}/console`)).text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/\son[a-z]+=/);
+    // The API's own answers carry no page headers: the scope is the three page routes.
+    expect((await fetch(`${service.originUrl}/healthz`)).headers.get('content-security-policy')).toBeNull();
+  });
+
+  describe('an owner, start to finish', () => {
+    let context: BrowserContext;
+    let page: Page;
+    let messages: string[];
+    let voiceUrl: string;
+
+    beforeAll(async () => {
+      context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+      page = await context.newPage();
+      messages = collectConsole(page);
+    });
+
+    afterAll(async () => {
+      await context?.close();
+    });
+
+    it('signs up with the keyboard alone and lands on an empty voice list', async () => {
+      await page.goto(`${service.originUrl}/console`);
+      await page.getByRole('heading', { name: 'Owner console' }).waitFor();
+      await expectAccessible(page, 'sign-in');
+      await screenshot(page, 'console-sign-in');
+
+      // The first Tab reaches the skip link; the sign-up fields are reached by Tab in reading order.
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+      for (let presses = 0; presses < 20; presses++) {
+        await page.keyboard.press('Tab');
+        if ((await page.evaluate(() => document.activeElement?.id)) === 'sign-up-email') break;
+      }
+      await page.keyboard.type(owner.email);
+      await page.keyboard.press('Tab');
+      await page.keyboard.type(owner.password);
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'Your voices' }).waitFor();
+      expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+      await expectAccessible(page, 'voices (empty)');
+    });
+
+    it('keeps the session across a reload, from the tab only, and never in localStorage or a cookie', async () => {
+      await page.reload();
+      await page.getByRole('heading', { name: 'Your voices' }).waitFor();
+      expect(await page.evaluate(() => Object.keys(localStorage))).toEqual([]);
+      expect(await context.cookies()).toEqual([]);
+      expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(['vip-console.refresh-token']);
+    });
+
+    it('consents, records from the microphone, and enrolls with per-file quality', async () => {
+      await page.getByRole('link', { name: 'Enroll a voice' }).click();
+      await page.getByRole('heading', { name: 'Enroll a voice' }).waitFor();
+      expect(await page.locator('#consent-statement').textContent()).toContain('voiceprint');
+      expect(await page.getByText('Consent statement, version 2026-01').count()).toBe(1);
+
+      // Consent is not given without the explicit tick.
+      await page.getByRole('button', { name: 'Give consent' }).click();
+      await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('Tick the box');
+      await page.getByLabel('I have read this statement and I consent.').check();
+      await page.getByRole('button', { name: 'Give consent' }).click();
+      await page.getByText('Consent given (statement version 2026-01)').waitFor();
+
+      await page.getByLabel('Voice name').fill('My narrator voice');
+      await page.getByRole('button', { name: 'Start recording' }).click();
+      await expect.poll(() => page.locator('#take-progress').textContent()).toContain('Recording:');
+      await expect.poll(() => page.locator('#level').evaluate((meter) => (meter as HTMLMeterElement).value)).toBeGreaterThan(0);
+      await expectAccessible(page, 'enroll while recording');
+      await screenshot(page, 'console-enroll-recording');
+      // The fake microphone loops 18.7 s of read sentences (about 13 s of speech). A first take of
+      // 6 s holds less than the 10 s of speech enrollment needs: the owner is told, records a second
+      // take and enrolls again with the consent already given.
+      await page.waitForTimeout(6_000);
+      await page.getByRole('button', { name: 'Stop recording' }).click();
+      await page.getByText('take-1.webm').first().waitFor();
+      expect(await page.locator('#speech-total').textContent()).toMatch(/About \d+\.\d s of speech recorded of the 10 s needed/);
+      await page.getByRole('button', { name: 'Enroll this voice' }).click();
+      const refusal = page.locator('#enroll-result [role="alert"]');
+      await refusal.waitFor({ timeout: 90_000 });
+      expect(await refusal.textContent()).toMatch(/not enough speech yet.*The service said: .*detected/);
+      await screenshot(page, 'console-enroll-too-short');
+
+      await page.getByRole('button', { name: 'Start recording' }).click();
+      await page.waitForTimeout(19_000);
+      await page.getByRole('button', { name: 'Stop recording' }).click();
+      await page.getByText('take-2.webm').first().waitFor();
+      await page.getByRole('button', { name: 'Enroll this voice' }).click();
+      await page.locator('#quality, #enroll-result [role="alert"]').first().waitFor({ timeout: 90_000 });
+      expect(await page.locator('#enroll-result').textContent()).toMatch(/Enrolled "My narrator voice" from \d+\.\d s of speech/);
+      expect(await page.locator('#quality tbody tr td:first-child').allTextContents()).toEqual(['take-1.webm', 'take-2.webm']);
+      await expectAccessible(page, 'enrolled');
+      await screenshot(page, 'console-enrolled');
+      await page.locator('#open-voice').click();
+      await page.getByRole('heading', { name: 'My narrator voice' }).waitFor();
+      voiceUrl = page.url();
+    }, 200_000);
+
+    it('gives synthesis consent and grants a licence, then sees the gate approve and block in the timeline', async () => {
+      await page.getByRole('button', { name: 'Give synthesis consent' }).click();
+      await expect.poll(() => page.locator('#consent-state').textContent()).toContain('on: platforms with a licence');
+
+      await page.getByLabel('Platform name').fill(platformName);
+      await page.getByLabel('audiobook').check();
+      await page.getByRole('button', { name: 'Grant licence' }).click();
+      await page.locator('#license-token').waitFor();
+      expect(await page.locator('#license-token').textContent()).toMatch(/^vlt_/);
+      expect(await page.locator('#licences tbody tr').count()).toBe(1);
+
+      const voiceId = voiceUrl.split('/').pop()!;
+      const gate = (intendedUse: string) =>
+        post(
+          `${service.edgeUrl}/api/v1/protect/pre-synthesis-check`,
+          { voice_id: voiceId, platform_name: platformName, intended_use: intendedUse },
+          { 'x-api-key': apiKey },
+        ).then(json);
+      await expect.poll(async () => (await gate('audiobook')).status, { timeout: 10_000 }).toBe('approved');
+      expect(await gate('podcast')).toMatchObject({ status: 'blocked', reason: 'scope_mismatch' });
+
+      await expect
+        .poll(
+          async () => {
+            await page.getByRole('button', { name: 'Refresh' }).click();
+            await page.locator('#timeline').waitFor();
+            return page.locator('#timeline li[data-decision="deny"]').count();
+          },
+          { timeout: 30_000, interval: 1_000 },
+        )
+        .toBeGreaterThan(0);
+      const timeline = (await page.locator('#timeline').textContent()) ?? '';
+      expect(timeline).toContain(`${platformName} asked to synthesize it for audiobook: approved`);
+      expect(timeline).toContain(`${platformName} asked to synthesize it for podcast: blocked (scope mismatch)`);
+      await expectAccessible(page, 'voice');
+      await screenshot(page, 'console-voice');
+
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await expectAccessible(page, 'voice at phone width');
+      await screenshot(page, 'console-voice-phone');
+      await page.setViewportSize({ width: 1100, height: 900 });
+    });
+
+    it('renews and revokes the licence, and the gate then blocks', async () => {
+      await page.getByRole('button', { name: `Renew ${platformName}` }).click();
+      await page.getByRole('button', { name: `Revoke ${platformName}` }).waitFor();
+      await page.getByRole('button', { name: `Revoke ${platformName}` }).click();
+      await expect.poll(() => page.locator('#licences tbody tr td[data-label="Status"]').textContent()).toBe('revoked');
+      const voiceId = voiceUrl.split('/').pop()!;
+      const check = () =>
+        post(
+          `${service.edgeUrl}/api/v1/protect/pre-synthesis-check`,
+          { voice_id: voiceId, platform_name: platformName, intended_use: 'audiobook' },
+          { 'x-api-key': apiKey },
+        ).then(json);
+      // The revocation reaches the voice's gate object through the origin's outbox, in milliseconds.
+      await expect.poll(async () => (await check()).status, { timeout: 5_000 }).toBe('blocked');
+    });
+
+    it('registers a webhook, tests it, rotates its secret and removes it', async () => {
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+      await page.getByLabel('URL').fill(receiver.url);
+      await page.getByLabel('voice.deleted').check();
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await expect.poll(() => page.locator('code.secret').textContent()).toMatch(/^whsec_/);
+
+      await page.getByRole('button', { name: `Send a test to ${receiver.url}` }).click();
+      await expect.poll(() => page.locator('.deliveries li').first().textContent()).toContain('delivered (HTTP 204)');
+      expect(receiver.received.some((body) => body.includes('webhook.test'))).toBe(true);
+
+      await page.getByRole('button', { name: `Rotate the secret of ${receiver.url}` }).click();
+      await page.getByText('The previous secret also signs until').waitFor();
+      await expectAccessible(page, 'webhooks');
+      await screenshot(page, 'console-webhooks');
+      await page.getByRole('button', { name: `Remove ${receiver.url}` }).click();
+      await page.getByText('No endpoint yet.').waitFor();
+    });
+
+    it('deletes the voice and shows the erasure receipt', async () => {
+      await page.goto(voiceUrl);
+      await page.getByRole('button', { name: 'Delete this voice…' }).click();
+      await page.getByRole('button', { name: 'Yes, erase My narrator voice now' }).click();
+      await page.locator('#erasure-receipt').waitFor();
+      const receipt = (await page.locator('#erasure-receipt').textContent()) ?? '';
+      expect(receipt).toContain('Voiceprints removed: 1');
+      expect(receipt).toContain('Licences removed: 1');
+      expect(receipt).toContain('Biometric consents removed: 1');
+      await expectAccessible(page, 'erasure receipt');
+      await screenshot(page, 'console-erased');
+      await page.getByRole('link', { name: 'Back to your voices' }).click();
+      await page.getByText('No voice is enrolled yet.').waitFor();
+    });
+
+    it('changes the password, then signs out: the origin revokes the session and a reload stays signed out', async () => {
+      await page.getByRole('link', { name: 'Account' }).click();
+      await page.getByRole('heading', { name: 'Account' }).waitFor();
+      await page.getByLabel('Current password').fill(owner.password);
+      await page.getByLabel('New password').fill(`${owner.password} changed`);
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.getByText('Password changed.').waitFor();
+      owner.password = `${owner.password} changed`;
+      await expectAccessible(page, 'account');
+      await screenshot(page, 'console-account');
+
+      const refreshToken = await page.evaluate(() => sessionStorage.getItem('vip-console.refresh-token'));
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { name: 'Owner console' }).waitFor();
+      expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual([]);
+      const refreshed = await post(`${service.originUrl}/api/v1/auth/refresh`, { refresh_token: refreshToken });
+      expect(refreshed.status).toBe(401);
+      await page.reload();
+      await page.getByRole('heading', { name: 'Owner console' }).waitFor();
+    });
+
+    it('never hit a Content-Security-Policy or Trusted Types violation on the way', async () => {
+      expect(messages.filter((line) => /Content Security Policy|Trusted Type|pageerror/i.test(line))).toEqual([]);
+    });
+  });
+
+  it('ends a session whose refresh token was spent elsewhere, and says so', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${service.originUrl}/console#/sign-in`);
+    await page.getByLabel('Email').first().fill(owner.email);
+    await page.getByLabel('Password').first().fill(owner.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Your voices' }).waitFor();
+    // Someone else redeems the tab's refresh token first (a stolen copy): the origin revokes the family.
+    const stolen = await page.evaluate(() => sessionStorage.getItem('vip-console.refresh-token'));
+    expect((await post(`${service.originUrl}/api/v1/auth/refresh`, { refresh_token: stolen })).status).toBe(200);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Owner console' }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain('used twice');
+    expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual([]);
+    await context.close();
+  });
+
+  it('an inline script injected into the page does not run (CSP and Trusted Types)', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${service.originUrl}/console`);
+    await page.getByRole('heading', { name: 'Owner console' }).waitFor();
+    const ran = await page.evaluate(() => {
+      const script = document.createElement('script');
+      try {
+        script.textContent = 'window.injected = true';
+        document.body.append(script);
+      } catch {
+        // Trusted Types refuses the assignment itself.
+      }
+      return 'injected' in window;
+    });
+    expect(ran).toBe(false);
+    await context.close();
+  });
+});

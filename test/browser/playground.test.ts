@@ -1,0 +1,75 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningService, startService } from '../support/service.js';
+import { chromiumMissing, collectConsole, expectAccessible, launchChromium, screenshot, skipReason } from './support.js';
+
+describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`, () => {
+  let service: RunningService;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    [service, browser] = await Promise.all([startService(), launchChromium()]);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+  });
+
+  it('serves the page with a strict Content-Security-Policy and no inline code', async () => {
+    const response = await fetch(`${service.edgeUrl}/playground`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    const csp = response.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("require-trusted-types-for 'script'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await response.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/\son[a-z]+=/);
+    const script = await fetch(`${service.edgeUrl}/playground/playground.js`);
+    expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
+  });
+
+  it("an evaluator sees the demo's three outcomes with their exact bodies, runs a live call and copies a snippet", async () => {
+    const context = await browser.newContext();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.edgeUrl });
+    const page = await context.newPage();
+    const messages = collectConsole(page);
+    await page.goto(`${service.edgeUrl}/playground`);
+
+    await page.locator('[data-outcome]').nth(2).waitFor();
+    const demo = (await (await fetch(`${service.edgeUrl}/api/v1/protect/demo/pre-synthesis-check`)).json()) as {
+      possible_responses: Record<string, Record<string, unknown>>;
+    };
+    // The check ids and the example voice id are fresh on every call; every other byte is the demo's own.
+    const withoutExampleIds = (text: string) => text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>');
+    for (const name of ['no_registry_record', 'protected_no_license', 'protected_licensed']) {
+      const shown = (await page.locator(`[data-outcome="${name}"] pre`).textContent()) ?? '';
+      expect(withoutExampleIds(shown)).toBe(withoutExampleIds(JSON.stringify(demo.possible_responses[name], null, 2)));
+    }
+    await expectAccessible(page, 'playground');
+
+    await page.getByRole('button', { name: 'Call the demo' }).click();
+    await expect.poll(() => page.locator('#live-result').textContent()).toContain('HTTP 200');
+    const body = JSON.parse((await page.locator('#live-body').textContent()) ?? '') as { demo: boolean };
+    expect(body.demo).toBe(true);
+    expect(await page.locator('#live-result').textContent()).toMatch(/ratelimit-policy: /i);
+
+    await page.locator('button[data-copy="curl-demo"]').click();
+    await expect.poll(() => page.locator('#copy-status').textContent()).toContain('Copied');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(
+      `curl -s ${service.edgeUrl}/api/v1/protect/demo/pre-synthesis-check`,
+    );
+    await screenshot(page, 'playground');
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await expectAccessible(page, 'playground at phone width');
+    await screenshot(page, 'playground-phone');
+
+    expect(messages.filter((line) => /Content Security Policy|Trusted Type|pageerror/i.test(line))).toEqual([]);
+    await context.close();
+  });
+});

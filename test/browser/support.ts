@@ -1,0 +1,85 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+
+/** Debian's chromium (`apt-get install chromium`; `.ci/run` installs it). */
+export const CHROMIUM = '/usr/bin/chromium';
+export const chromiumMissing = !existsSync(CHROMIUM);
+/** Shown as the name of the skipped suite on a machine without it, so the reason is in the report. */
+export const skipReason = chromiumMissing ? ` (skipped: ${CHROMIUM} is not installed; apt-get install chromium)` : '';
+
+/** A few seconds of real read speech (see fixtures/README.md), played by the fake microphone in a loop. */
+export const FAKE_MICROPHONE = join(here, 'fixtures/fake-microphone.wav');
+export const SCREENSHOTS = join(root, 'docs/screenshots');
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${FAKE_MICROPHONE}`,
+      '--autoplay-policy=no-user-gesture-required',
+    ],
+  });
+}
+
+/** Everything the page reported on its console, to assert that no CSP violation happened. */
+export function collectConsole(page: Page): string[] {
+  const lines: string[] = [];
+  page.on('console', (message) => lines.push(`${message.type()}: ${message.text()}`));
+  page.on('pageerror', (error) => lines.push(`pageerror: ${error.message}`));
+  return lines;
+}
+
+const axeSource = (createRequire(import.meta.url)('axe-core') as { source: string }).source;
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/**
+ * Runs axe-core (WCAG 2.x A and AA rules and best practices) in the page as it is now, and fails on
+ * any serious or critical violation. axe is evaluated through the DevTools protocol, which the
+ * page's CSP does not govern; the page itself is never loosened for it.
+ */
+export async function expectAccessible(page: Page, what: string): Promise<void> {
+  const loaded = await page.evaluate(() => 'axe' in window);
+  if (!loaded) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: Document, options: unknown) => Promise<{ violations: AxeViolation[] }> } })
+      .axe;
+    const result = await axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map(({ id, impact, help, nodes }) => ({
+      id,
+      impact,
+      help,
+      nodes: nodes.map((node) => ({ target: node.target })),
+    }));
+  });
+  const serious = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+  expect(serious, `${what}: ${JSON.stringify(serious, null, 1)}`).toEqual([]);
+}
+
+/** A full-page screenshot under docs/screenshots/, linked from the README. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
