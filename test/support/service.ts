@@ -106,7 +106,8 @@ export async function enrolledVoice(originUrl: string, ownerToken: string, name:
   const form = new FormData();
   form.set('name', name);
   form.set('consent_id', (await json(consent)).consent_id as string);
-  for (const [index, clip] of clips.entries()) form.append('audio', new Blob([Uint8Array.from(clip)], { type: 'audio/ogg' }), `clip-${index}.opus`);
+  for (const [index, clip] of clips.entries())
+    form.append('audio', new Blob([Uint8Array.from(clip)], { type: 'audio/ogg' }), `clip-${index}.opus`);
   const enrolled = await fetch(`${originUrl}/api/v1/voices/enroll`, { method: 'POST', headers: asOwner, body: form });
   if (enrolled.status !== 201) throw new Error(`enroll answered ${enrolled.status}: ${await enrolled.text()}`);
   return (await json(enrolled)).voice_id as string;
