@@ -11,10 +11,12 @@ export function documentedRoutes(config: EdgeConfig): RouteContract[] {
   return [gate, ...Object.values(edgeRoutes).filter((route) => route !== edgeRoutes.preSynthesisCheck)];
 }
 
+export const EDGE_TITLE = 'Voice Identity Protection Service: edge gate';
+
 export function edgeOpenApiDocument(config: EdgeConfig) {
   return buildOpenApiDocument(
     {
-      title: 'Voice Identity Protection Service: edge gate',
+      title: EDGE_TITLE,
       version: '1.0.0',
       description: `The pre-synthesis consent gate, its demo and authorization-token redemption. Deployed variant: ${config.variant}.`,
     },
