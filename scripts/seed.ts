@@ -230,7 +230,8 @@ export function seedOptionsFrom(env: NodeJS.ProcessEnv, allowRemote: boolean): S
     originUrl: env.ORIGIN_URL ?? `http://127.0.0.1:${settings.originPort}`,
     edgeUrl: env.EDGE_URL ?? `http://127.0.0.1:${settings.edgePort}`,
     dataDir: settings.dataDir,
-    admin: { email: env.ADMIN_EMAIL ?? DEFAULT_ADMIN_EMAIL, password: env.ADMIN_PASSWORD },
+    // Empty means unset, as for the origin's own settings.
+    admin: { email: env.ADMIN_EMAIL || DEFAULT_ADMIN_EMAIL, password: env.ADMIN_PASSWORD || undefined },
     databaseUrl: env.DATABASE_URL,
     allowRemote,
   };

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_ADMIN_EMAIL } from '../../origin/src/config.js';
 import { curlOf, type DemoSeed, SeedRefused, seedDemo } from '../../scripts/seed.js';
 import { eventually, json, type RunningService, startService } from '../support/service.js';
 
@@ -8,12 +9,12 @@ describe('the seeded demo: `npm start -- --demo` and `npm run seed`', () => {
   let service: RunningService;
   let seed: DemoSeed;
   const seedAgain = () =>
-    seedDemo({ originUrl: service.originUrl, edgeUrl: service.edgeUrl, dataDir: service.dataDir, admin: { email: 'admin@vip.local' } });
+    seedDemo({ originUrl: service.originUrl, edgeUrl: service.edgeUrl, dataDir: service.dataDir, admin: { email: DEFAULT_ADMIN_EMAIL } });
 
   beforeAll(async () => {
     // No ADMIN_EMAIL / ADMIN_PASSWORD: --demo gives the new admin a password kept in DATA_DIR/demo.json.
-    const { ADMIN_EMAIL: _email, ADMIN_PASSWORD: _password, ...env } = process.env;
-    service = await startService({ args: ['--demo'], env: env as Record<string, string> });
+    // (Empty means unset, whatever the environment running the tests holds.)
+    service = await startService({ args: ['--demo'], env: { ADMIN_EMAIL: '', ADMIN_PASSWORD: '' } });
     await eventually(
       async () => service.output().includes('[start] demo seeded') || service.output().includes('demo seed failed'),
       120_000,
@@ -52,7 +53,12 @@ describe('the seeded demo: `npm start -- --demo` and `npm run seed`', () => {
   });
 
   it('refuses a service or a database that is not on this machine unless told', async () => {
-    const local = { originUrl: service.originUrl, edgeUrl: service.edgeUrl, dataDir: service.dataDir, admin: { email: 'admin@vip.local' } };
+    const local = {
+      originUrl: service.originUrl,
+      edgeUrl: service.edgeUrl,
+      dataDir: service.dataDir,
+      admin: { email: DEFAULT_ADMIN_EMAIL },
+    };
     await expect(seedDemo({ ...local, originUrl: 'https://origin.example.com' })).rejects.toThrow(SeedRefused);
     await expect(seedDemo({ ...local, databaseUrl: 'postgresql://demo@db.example.com/vip' })).rejects.toThrow(
       /db\.example\.com.*--allow-remote/,
