@@ -4,6 +4,10 @@
  * origin (Fastify on PGlite unless DATABASE_URL is set) and the edge Worker (wrangler dev, workerd)
  * wired to each other. Ctrl-C stops both.
  *
+ * `npm start -- --demo` also seeds a demo registry once both serve (scripts/seed.ts) and prints the
+ * commands that reach each gate outcome. Without ADMIN_PASSWORD it gives a new admin account a
+ * password it keeps in DATA_DIR/demo.json, so that the seed (and you) can log in as that admin.
+ *
  * `preparePlanes` is exported so that tests can start, stop and restart one plane at a time with
  * exactly the command and environment this script uses (test/support/service.ts `startPlanes`).
  */
@@ -197,9 +201,31 @@ export async function waitUntilServing(url: string, child: ChildProcess, deadlin
   throw new Error(`${url} did not start serving in time`);
 }
 
+/** `--demo`: the admin password the seed logs in with, kept in DATA_DIR/demo.json unless ADMIN_PASSWORD is set. */
+async function demoEnvironment(settings: PlaneSettings): Promise<Env> {
+  if (process.env.ADMIN_PASSWORD) return process.env;
+  const { readDemoState, writeDemoState } = await import('./seed.js');
+  mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
+  const state = readDemoState(settings.dataDir);
+  state.admin_password ??= randomBytes(18).toString('base64url');
+  writeDemoState(settings.dataDir, state);
+  return { ...process.env, ADMIN_PASSWORD: state.admin_password };
+}
+
+async function seedWhenReady(settings: PlaneSettings, env: Env): Promise<void> {
+  const { demoInstructions, seedDemo, seedOptionsFrom } = await import('./seed.js');
+  const seed = await seedDemo(seedOptionsFrom({ ...env, DATA_DIR: settings.dataDir }, false));
+  console.log(
+    `[start] demo seeded (admin password in ${join(settings.dataDir, 'demo.json')} unless ADMIN_PASSWORD is set):\n${demoInstructions(seed)}`,
+  );
+}
+
 async function main() {
   const startedAt = Date.now();
-  const launches = await preparePlanes(planeSettings());
+  const demo = process.argv.slice(2).includes('--demo');
+  const settings = planeSettings();
+  const env = demo ? await demoEnvironment(settings) : process.env;
+  const launches = await preparePlanes(settings, env);
   const [originUrl, edgeUrl] = [launches.origin.url, launches.edge.url];
   const spawnPlane = (launch: PlaneLaunch) => {
     const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -243,6 +269,12 @@ async function main() {
   console.log(
     `[start] ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s: origin ${originUrl} (docs ${originUrl}/docs), edge ${edgeUrl} (docs ${edgeUrl}/docs)`,
   );
+  if (demo) {
+    await seedWhenReady(settings, env).catch((error: unknown) => {
+      // The service keeps running: the seed can be retried with `npm run seed`.
+      console.error(`[start] demo seed failed: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  }
 }
 
 // Run as a script (`npm start`, `tsx scripts/start.ts`); imported, it only lends its helpers.

@@ -1,13 +1,28 @@
 import { SELF } from 'cloudflare:test';
+import { approvedResultSchema, blockedResultSchema, noRegistryRecordResultSchema } from '@vip/shared-schema';
 import { describe, expect, it } from 'vitest';
-import { EDGE, edgeFetch, expectProblem, uniqueIp } from './support.js';
+import {
+  EDGE,
+  edgeFetch,
+  expectProblem,
+  GATE_PATH,
+  jsonPost,
+  licensedVoice,
+  newId,
+  newPlatformKey,
+  publishVoice,
+  uniqueIp,
+  uniqueName,
+  voiceRecord,
+} from './support.js';
 
 const DEMO_PATH = '/api/v1/protect/demo/pre-synthesis-check';
 const UUID = expect.stringMatching(/^[0-9a-f-]{36}$/);
 
 type Outcome = Record<string, unknown>;
 interface DemoBody {
-  example_request: { voice_id: string };
+  example_request: { voice_id: string; platform_name: string; intended_use: string };
+  production_responses: { approved: Outcome; blocked: Outcome; no_registry_record: Outcome };
   response_schema: Outcome;
   possible_responses: { no_registry_record: Outcome; protected_no_license: Outcome; protected_licensed: Outcome };
 }
@@ -81,4 +96,47 @@ describe('GET /api/v1/protect/demo/pre-synthesis-check (spec 2.6)', () => {
     expect(refused.headers.get('ratelimit')).toBe('"default";r=0;t=3570');
     expect((await edgeFetch(DEMO_PATH, { headers: { 'cf-connecting-ip': uniqueIp() } }, { nowMs: pinned })).status).toBe(200);
   });
+});
+
+/** The gate's real answers for each outcome in a variant: an approval, a block for want of a licence, no record. */
+async function realAnswers(variant: 'A' | 'B') {
+  const platform = variant === 'A' ? await newPlatformKey() : { platformName: uniqueName('Public Platform'), apiKey: undefined };
+  const headers: Record<string, string> = platform.apiKey ? { 'x-api-key': platform.apiKey } : { 'cf-connecting-ip': uniqueIp() };
+  const check = async (voiceId: string) => {
+    const body = { voice_id: voiceId, platform_name: platform.platformName, intended_use: 'audiobook' };
+    const response = await edgeFetch(GATE_PATH, jsonPost(body, headers), { settings: { GATE_VARIANT: variant } });
+    expect(response.status).toBe(200);
+    return (await response.json()) as Outcome;
+  };
+  const unlicensed = voiceRecord();
+  await publishVoice(unlicensed);
+  return {
+    approved: await check((await licensedVoice(platform.platformName)).voiceId),
+    blocked: await check(unlicensed.voice_id),
+    no_registry_record: await check(newId()),
+  };
+}
+
+describe("the demo's production_responses: what the gate itself answers", () => {
+  for (const variant of ['A', 'B'] as const) {
+    it(`Variant ${variant}: parse as the gate's answers and carry exactly their fields`, async () => {
+      const body = await demo(variant);
+      const shown = body.production_responses;
+      expect(approvedResultSchema.parse(shown.approved)).toEqual(shown.approved);
+      expect(blockedResultSchema.parse(shown.blocked)).toEqual(shown.blocked);
+      expect(noRegistryRecordResultSchema.parse(shown.no_registry_record)).toEqual(shown.no_registry_record);
+      expect(shown.blocked).toMatchObject({ reason: 'no_license', voice_id: body.example_request.voice_id });
+      expect(shown.blocked.license_url).toBe(`https://origin.test/licensing?voice_id=${body.example_request.voice_id}`);
+
+      const real = await realAnswers(variant);
+      for (const outcome of ['approved', 'blocked', 'no_registry_record'] as const) {
+        expect(Object.keys(shown[outcome]).sort(), outcome).toEqual(Object.keys(real[outcome]).sort());
+        for (const field of ['status', 'action', 'consented', 'licensed', 'authorization_denied', 'platform_decision_required'] as const) {
+          expect(shown[outcome][field], `${outcome}.${field}`).toEqual(real[outcome][field]);
+        }
+      }
+      // Variant A carries the token under both names until the alias's sunset; Variant B only approval_token.
+      expect('authorization_token' in shown.approved).toBe(variant === 'A');
+    });
+  }
 });

@@ -66,6 +66,12 @@ describe('GET /openapi.json and /docs', () => {
     for (const route of Object.values(edgeRoutes)) expect(document.paths[route.path]?.[route.method]).toBeDefined();
   });
 
+  it('points from the bare address to the reference', async () => {
+    const response = await SELF.fetch(`${EDGE}/`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ service: expect.stringContaining('edge gate'), docs: '/docs', openapi: '/openapi.json' });
+  });
+
   it('serves a self-contained HTML reference', async () => {
     const response = await SELF.fetch(`${EDGE}/docs`);
     expect(response.status).toBe(200);

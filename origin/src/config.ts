@@ -4,6 +4,9 @@ import { parseJsonOrUndefined } from './parse-json.js';
 import { DEFAULT_RETRY_SCHEDULE_SECONDS } from './webhooks/schedule.js';
 import { type EncryptionKey, parseEncryptionKeys } from './webhooks/secret-encryption.js';
 
+/** The admin account `npm start` creates when ADMIN_EMAIL is not set. */
+export const DEFAULT_ADMIN_EMAIL = 'admin@vip.local';
+
 /** An unset variable and an empty one mean the same: use the default. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
@@ -22,7 +25,7 @@ const envSchema = z
     INTERNAL_SECRET: optional(z.string().min(16)),
     /** Ed25519 private JWK (with kid) that signs access tokens. */
     JWT_PRIVATE_JWK: optional(z.string()),
-    ADMIN_EMAIL: optional(z.email()).default('admin@vip.local'),
+    ADMIN_EMAIL: optional(z.email()).default(DEFAULT_ADMIN_EMAIL),
     ADMIN_PASSWORD: optional(z.string()),
     LOG_LEVEL: optional(z.enum(logLevels)).default('info'),
     /** Longest a client may take to send one whole request (headers and body); a trickling client is cut off. */
@@ -130,6 +133,8 @@ export interface OriginConfig {
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+/** Whether a URL names this machine (a local database, a local service). */
+export const isLoopbackUrl = (url: string): boolean => LOOPBACK_HOSTS.has(new URL(url).hostname);
 
 /** Reads the environment once at start-up; nothing else reads process.env. */
 export function loadConfig(env: Record<string, string | undefined>): OriginConfig {
@@ -149,8 +154,7 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
     ? {
         kind: 'postgres',
         url: e.DATABASE_URL,
-        localProxy:
-          e.DATABASE_WS_PROXY === 'on' || (e.DATABASE_WS_PROXY === 'auto' && LOOPBACK_HOSTS.has(new URL(e.DATABASE_URL).hostname)),
+        localProxy: e.DATABASE_WS_PROXY === 'on' || (e.DATABASE_WS_PROXY === 'auto' && isLoopbackUrl(e.DATABASE_URL)),
       }
     : { kind: 'pglite', dir: `${e.DATA_DIR.replace(/\/+$/, '')}/pglite` };
   return {

@@ -88,7 +88,11 @@ export const redeemResultSchema = z
   .meta({ id: 'RedeemResult' });
 export type RedeemResult = z.infer<typeof redeemResultSchema>;
 
-/** Spec 2.6: the demo. `response_schema` is a live sample evaluated for `example_request`. */
+/**
+ * Spec 2.6: the demo. `response_schema` is a live sample evaluated for `example_request`;
+ * `production_responses` adds the bodies the gate returns (spec 2.5), so code written against the
+ * demo parses the real gate.
+ */
 const demoCommon = {
   protected: z.boolean(),
   platform_decision_required: z.boolean(),
@@ -123,6 +127,15 @@ const demoResponse = <O extends z.ZodType>(outcome: O, id: string) =>
       example_request: preSynthesisCheckRequestSchema,
       response_schema: outcome,
       possible_responses: z.object({ no_registry_record: outcome, protected_no_license: outcome, protected_licensed: outcome }),
+      /**
+       * What `POST /api/v1/protect/pre-synthesis-check` itself answers for `example_request` in this
+       * deployment's variant, one body per outcome, parsed by the same schemas as the gate's answers.
+       */
+      production_responses: z.object({
+        approved: approvedResultSchema,
+        blocked: blockedResultSchema,
+        no_registry_record: noRegistryRecordResultSchema,
+      }),
     })
     .meta({ id });
 

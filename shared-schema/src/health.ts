@@ -6,6 +6,12 @@ import { GATE_VARIANTS } from './enums.js';
  * nothing more: no versions, no settings, nothing about voices.
  */
 
+/** `GET /` of either plane: a pointer to its reference, for a person who opens the bare address. */
+export const serviceIndexSchema = z
+  .object({ service: z.string(), docs: z.literal('/docs'), openapi: z.literal('/openapi.json') })
+  .meta({ id: 'ServiceIndex', description: 'Where the human-readable reference (`docs`) and the OpenAPI document are.' });
+export type ServiceIndex = z.infer<typeof serviceIndexSchema>;
+
 export const originLivenessSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Liveness' });
 
 export const edgeLivenessSchema = z

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { json, post, type RunningService, startService } from '../support/service.js';
+import { SPEECH_DIR } from '../support/speech.js';
 import type { Bench, Figure } from './bench.js';
 import { percentile, round } from './support/stats.js';
 
 const GATE_PATH = '/api/v1/protect/pre-synthesis-check';
 const ADMIN = { email: 'admin@bench.example', password: 'bench-admin-password-long-enough' };
 const OWNER = { email: 'owner@bench.example', password: 'bench-owner-password-long-enough' };
-const SPEECH_DIR = '/work/shared/speech/dev';
 /** A change that has not reached the edge by then counts as a failure, not a slow sample. */
 const PROPAGATION_TIMEOUT_MS = 10_000;
 
@@ -96,7 +96,7 @@ async function routeAnswers(method: string, url: string, headers: Headers): Prom
   return !(response.status === 404 && body.code === 'route_not_found');
 }
 
-/** Several clips of one speaker of the dev set, enough for the ≥ 10 s of speech enrollment needs. */
+/** Several clips of one speaker of the committed speech fixtures, enough for the ≥ 10 s of speech enrollment needs. */
 function enrollmentForm(consentId: string): FormData {
   const rows = readFileSync(join(SPEECH_DIR, 'manifest.tsv'), 'utf8')
     .trim()

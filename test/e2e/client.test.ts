@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -18,14 +20,10 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebhookReceiver } from '../support/receiver.js';
 import { eventually, type RunningService, startService } from '../support/service.js';
+import { ENROLL_CLIPS } from '../support/speech.js';
 
 const admin = { email: 'admin@client-e2e.example', password: 'client-e2e-admin-password' };
 const owner = { email: 'owner@client-e2e.example', password: 'client-e2e-owner-password' };
-const SPEECH_DIR = join(process.env.VIP_SHARED_DIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared'), 'speech/dev');
-/** About 25 s of one speaker, more than the 10 s of speech an enrollment needs. */
-const ENROLL_CLIPS = ['000030012', '000030024', '000030040', '000030047', '000030049', '000030051', '000030054', '000030059'].map((clip) =>
-  join(SPEECH_DIR, 'so762/SPEAKER0003', `${clip}.opus`),
-);
 
 describe('the typed client against the running service', () => {
   let service: RunningService;

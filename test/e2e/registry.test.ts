@@ -1,6 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   enrolledVoice,
@@ -12,17 +10,12 @@ import {
   registeredOwner,
   startService,
 } from '../support/service.js';
+import { ENROLL_CLIPS } from '../support/speech.js';
 
 const admin = { email: 'admin@registry-e2e.example', password: 'registry-e2e-admin-password' };
 const owner = { email: 'owner@registry-e2e.example', password: 'registry-e2e-owner-password' };
 const gatePath = '/api/v1/protect/pre-synthesis-check';
 const redeemPath = '/api/v1/protect/authorizations/redeem';
-/** The speech corpus shared beside the repository (VIP_SHARED_DIR overrides, as for the voiceprint tests). */
-const SPEECH_DIR = join(process.env.VIP_SHARED_DIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared'), 'speech/dev');
-/** Eight clips of one speaker, about 25 s of audio: more than the 10 s of speech enrollment needs. */
-const ENROLL_CLIPS = ['000030012', '000030024', '000030040', '000030047', '000030049', '000030051', '000030054', '000030059'].map((clip) =>
-  join(SPEECH_DIR, 'so762/SPEAKER0003', `${clip}.opus`),
-);
 
 describe('the registry across both planes: consent and licences decide the gate', () => {
   let service: RunningService;

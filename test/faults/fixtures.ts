@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { eventually, json, post } from '../support/service.js';
+import { ENROLL_CLIPS } from '../support/speech.js';
 
 /** What every fault test sets up before it injects its fault: an admin, a platform with a key, an owner. */
 export interface Registry {
@@ -18,9 +17,6 @@ export interface Registry {
 
 export const GATE_PATH = '/api/v1/protect/pre-synthesis-check';
 export const REDEEM_PATH = '/api/v1/protect/authorizations/redeem';
-
-/** The speech corpus shared beside the repository (VIP_SHARED_DIR overrides, as for the voiceprint tests). */
-const SHARED_DIR = process.env.VIP_SHARED_DIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared');
 
 /** Admin credentials a test passes to the planes (ADMIN_EMAIL / ADMIN_PASSWORD) and logs in with. */
 export function adminFor(label: string) {
@@ -46,14 +42,6 @@ export async function setUpRegistry(originUrl: string, edgeUrl: string, admin: {
   await eventually(async () => (await gateCheck(registry, randomUUID())).status === 200, 10_000);
   return registry;
 }
-
-/**
- * Eight clips of one speaker, about 25 s of audio (the ones test/e2e/registry.test.ts enrolls): each file holds the
- * 1 s of speech enrollment asks of every file. One owner may enroll the same speaker more than once.
- */
-const ENROLL_CLIPS = ['000030012', '000030024', '000030040', '000030047', '000030049', '000030051', '000030054', '000030059'].map((clip) =>
-  join(SHARED_DIR, 'speech/dev/so762/SPEAKER0003', `${clip}.opus`),
-);
 
 /** Enrolls a voice of the owner (biometric consent first); its synthesis consent starts `unknown`. */
 export async function enrollVoice(registry: Registry, name: string): Promise<string> {

@@ -1,9 +1,7 @@
-import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { RouteContract } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import * as auditRoutes from '@vip/shared-schema/routes/origin-audit';
@@ -15,6 +13,7 @@ import * as voiceRoutes from '@vip/shared-schema/routes/origin-voices';
 import * as webhookRoutes from '@vip/shared-schema/routes/origin-webhooks';
 import { expect } from 'vitest';
 import { eventually, json, post, type RunningService, type ServiceOptions, startService } from '../support/service.js';
+import { ENROLL_CLIPS, OTHER_SPEAKER_CLIPS } from '../support/speech.js';
 
 /** Shared helpers of the security suite: actors, fixtures and assertions every threat file uses. */
 
@@ -38,19 +37,8 @@ export const ORIGIN_CONTRACTS: RouteContract[] = [
   .filter(isContract);
 export const EDGE_CONTRACTS: RouteContract[] = Object.values(edgeRoutes);
 
-/** The speech corpus shared beside the repository (VIP_SHARED_DIR overrides, as for the e2e tests). */
-export const SHARED_DIR = process.env.VIP_SHARED_DIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared');
-const clipsOf = (speaker: string, clips: string[]) => clips.map((clip) => join(SHARED_DIR, 'speech/dev/so762', speaker, `${clip}.opus`));
 /** Two speakers, each well over the 10 s of speech an enrollment needs. */
-export const SPEAKERS = {
-  a: clipsOf('SPEAKER0003', ['000030012', '000030024', '000030040', '000030047', '000030049', '000030051', '000030054', '000030059']),
-  /** The second speaker's first ten clips, whatever the corpus names them. */
-  b: readdirSync(join(SHARED_DIR, 'speech/dev/so762/SPEAKER0024'))
-    .filter((name) => name.endsWith('.opus'))
-    .sort()
-    .slice(0, 10)
-    .map((name) => join(SHARED_DIR, 'speech/dev/so762/SPEAKER0024', name)),
-};
+export const SPEAKERS = { a: ENROLL_CLIPS, b: OTHER_SPEAKER_CLIPS };
 
 export interface Actor {
   email: string;

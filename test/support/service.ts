@@ -21,13 +21,15 @@ export interface RunningService {
 export interface ServiceOptions {
   dataDir?: string;
   env?: Record<string, string>;
+  /** Arguments to `npm start` (`--demo`). */
+  args?: string[];
 }
 
 /** Starts the service exactly as `npm start` does, on free ports and a private data folder. */
 export async function startService(options: ServiceOptions = {}): Promise<RunningService> {
   const [originPort, edgePort] = [await freePort(), await freePort()];
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'vip-e2e-'));
-  const child: ChildProcess = spawn(join(root, 'node_modules/.bin/tsx'), [join(root, 'scripts/start.ts')], {
+  const child: ChildProcess = spawn(join(root, 'node_modules/.bin/tsx'), [join(root, 'scripts/start.ts'), ...(options.args ?? [])], {
     cwd: root,
     env: { ...process.env, ORIGIN_PORT: String(originPort), EDGE_PORT: String(edgePort), DATA_DIR: dataDir, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,7 +2,8 @@ import type { DemoOutcomeVariantA, DemoOutcomeVariantB, DemoResponse, PreSynthes
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { enforceLimit } from '../admission/limits.js';
 import type { EdgeConfig } from '../config.js';
-import { licenseUrl } from '../gate/results.js';
+import type { Decision } from '../gate/outcomes.js';
+import { licenseUrl, shapeResult } from '../gate/results.js';
 import type { MountRecord } from '../http/mount-record.js';
 
 const contract = edgeRoutes.demo;
@@ -68,6 +69,24 @@ function variantBOutcomes(config: EdgeConfig, voiceId: string, newId: () => stri
   };
 }
 
+/** Stands where a real approval carries its signed single-use token; the demo signs nothing. */
+const EXAMPLE_TOKEN = 'example-authorization-token.a-compact-JWS-signed-by-the-gate.see-/.well-known/jwks.json';
+
+/**
+ * The bodies the gate itself answers for the example request, one per outcome, shaped by the same
+ * function as real answers (so the variant's fields, the approval_token alias and license_url match).
+ */
+function productionResponses(config: EdgeConfig, voiceId: string, newId: () => string, nowMs: number) {
+  const shape = (decision: Decision) => shapeResult(config, config.variant, decision, voiceId, newId(), nowMs).body;
+  const expiresAt = new Date((Math.floor(nowMs / 1000) + config.authorizationTokenTtlSeconds) * 1000).toISOString();
+  const approved = { consent_status: 'active', license_status: 'licensed' } as const;
+  return {
+    approved: shape({ outcome: 'approved', ...approved, token: EXAMPLE_TOKEN, jti: newId(), expires_at: expiresAt }),
+    blocked: shape({ outcome: 'blocked', reason: 'no_license', consent_status: 'active', license_status: 'unlicensed' }),
+    no_registry_record: shape({ outcome: 'unknown' }),
+  } as DemoResponse['production_responses'];
+}
+
 /**
  * The public demo (spec 2.6, 4.8): an example request, the answer the gate gives it (a made-up
  * voice has no registry record) and every possible outcome, in the deployed variant's schema.
@@ -76,12 +95,18 @@ function variantBOutcomes(config: EdgeConfig, voiceId: string, newId: () => stri
 export function mountDemo(mounts: MountRecord) {
   mounts.serve(contract, async (c) => {
     const config = c.get('config');
-    const { newId } = c.get('runtime');
+    const { newId, now } = c.get('runtime');
     const ip = c.req.header('cf-connecting-ip') ?? 'unknown';
     await enforceLimit(c, { key: `demo:ip:${ip}`, quota: config.limits.demoPerHour, windowSeconds: 3600 });
 
     const example: PreSynthesisCheckRequest = { voice_id: newId(), platform_name: 'Example TTS', intended_use: 'audiobook' };
-    const common = { demo: true, variant: config.variant, endpoint: GATE, example_request: example } as const;
+    const common = {
+      demo: true,
+      variant: config.variant,
+      endpoint: GATE,
+      example_request: example,
+      production_responses: productionResponses(config, example.voice_id, newId, now()),
+    } as const;
     if (config.variant === 'A') {
       const possible = variantAOutcomes(config, example.voice_id, newId);
       return c.json({

@@ -10,11 +10,13 @@ function documentedRoutes(config: EdgeConfig, served: readonly RouteContract[]):
   );
 }
 
+export const EDGE_TITLE = 'Voice Identity Protection Service: edge gate';
+
 /** The document of the routes `served` (the mount record's), as the deployed variant serves them. */
 export function edgeOpenApiDocument(config: EdgeConfig, served: readonly RouteContract[]) {
   return buildOpenApiDocument(
     {
-      title: 'Voice Identity Protection Service: edge gate',
+      title: EDGE_TITLE,
       version: '1.0.0',
       description: `The pre-synthesis consent gate, its demo and authorization-token redemption. Deployed variant: ${config.variant}.`,
     },

@@ -38,6 +38,16 @@ describe('GET /openapi.json', () => {
   });
 });
 
+describe('GET /', () => {
+  it('points to the reference, which is served where it says', async () => {
+    const response = await origin.app.inject({ method: 'GET', url: '/' });
+    expect(response.statusCode).toBe(200);
+    const index = response.json();
+    expect(index).toEqual({ service: expect.stringContaining('origin'), docs: '/docs', openapi: '/openapi.json' });
+    expect((await origin.app.inject({ method: 'GET', url: index.docs })).statusCode).toBe(200);
+  });
+});
+
 describe('GET /docs', () => {
   it('is an HTML page naming the routes', async () => {
     const response = await origin.app.inject({ method: 'GET', url: '/docs' });

@@ -1,5 +1,5 @@
 import { buildOpenApiDocument, renderDocsPage } from '@vip/shared-schema';
-import { originDocsRoute, originOpenApiRoute } from '@vip/shared-schema/routes/origin-identity';
+import { originDocsRoute, originIndexRoute, originOpenApiRoute } from '@vip/shared-schema/routes/origin-identity';
 import type { FastifyInstance } from 'fastify';
 import { addRoute, type ContractRegistry } from './routes.js';
 
@@ -18,6 +18,9 @@ export function registerDocsRoutes(app: FastifyInstance, registry: ContractRegis
     return document;
   };
   addRoute(app, registry, originOpenApiRoute, { handler: () => openApi() });
+  addRoute(app, registry, originIndexRoute, {
+    handler: () => ({ service: INFO.title, docs: originDocsRoute.path, openapi: originOpenApiRoute.path }),
+  });
   addRoute(app, registry, originDocsRoute, {
     handler: () => {
       page ??= renderDocsPage(openApi());

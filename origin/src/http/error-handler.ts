@@ -1,6 +1,7 @@
 import { PROBLEM_CONTENT_TYPE, ProblemError, toProblem } from '@vip/shared-schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/errors.js';
+import { renderProblemPage } from './problem-page.js';
 import { asProblem } from './problems.js';
 import type { RouteTable } from './route-table.js';
 
@@ -30,10 +31,23 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable): 
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: ProblemError): void {
   for (const [name, value] of Object.entries(problem.headers ?? {})) reply.header(name, value);
-  reply
-    .code(problem.status)
-    .type(PROBLEM_CONTENT_TYPE)
-    .send(toProblem(problem, pathOf(request), request.id));
+  const body = toProblem(problem, pathOf(request), request.id);
+  if (wantsPage(request)) {
+    reply.code(problem.status).type('text/html; charset=utf-8').send(renderProblemPage(body));
+    return;
+  }
+  reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(body);
+}
+
+/**
+ * A browser (it asks for text/html and not for JSON) on a route that serves a page, such as the
+ * licensing page a gate answer links to: it gets the problem as a page. API clients, and every
+ * JSON route, keep application/problem+json.
+ */
+function wantsPage(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? '';
+  const htmlRoute = request.routeOptions.config?.htmlPage === true;
+  return htmlRoute && /\btext\/html\b/.test(accept) && !/\bapplication\/(problem\+)?json\b/.test(accept);
 }
 
 /** The path without its query string: a query may hold something that has no place in a response. */

@@ -4,6 +4,12 @@ import type { z } from 'zod';
 
 type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route serves an HTML page (its contract's success content type). */
+    htmlPage?: boolean;
+  }
+}
 export interface RouteInput<C extends RouteContract> {
   body: Parsed<C['body']>;
   params: Parsed<C['params']>;
@@ -45,6 +51,8 @@ export function addRoute<C extends RouteContract>(
   app.route({
     method: contract.method.toUpperCase() as Uppercase<C['method']>,
     url: options.url ?? routerPath(contract),
+    // Read by the error handler: a browser on an HTML route gets its errors as a page too.
+    config: { htmlPage: contract.success.contentType?.startsWith('text/html') ?? false },
     preHandler: options.guards ?? [],
     handler: async (request, reply) => {
       const input = {

@@ -118,7 +118,7 @@ describe('audit collector', () => {
     await origin.database.db
       .insert(voices)
       .values({ id: voiceId, ownerId: owner.userId, name: 'V', status: 'ready', model: 'test', speechSeconds: 12, quality: {} });
-    const denial = gateRecord({ voice_id: voiceId, platform_name: 'Blocked Platform' });
+    const denial = gateRecord({ voice_id: voiceId, platform_name: 'Blocked Platform', intended_use: 'podcast', reason: 'scope_mismatch' });
     edge.pending = [denial, gateRecord({ decision: 'allow', action: 'authorized', reason: null })];
     await collectAll(collector());
 
@@ -129,6 +129,8 @@ describe('audit collector', () => {
       event: 'pre_synthesis.blocked',
       voice_id: voiceId,
       platform_name: 'Blocked Platform',
+      intended_use: 'podcast',
+      reason: 'scope_mismatch',
       check_id: denial.check_id,
       authorization_denied: true,
     });

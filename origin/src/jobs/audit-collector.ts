@@ -122,7 +122,13 @@ async function emitBlockedEvents(tx: Executor, denials: AuditRecord[]): Promise<
         type: 'pre_synthesis.blocked',
         voiceId: record.voice_id,
         ownerId: (record.voice_id && owners.get(record.voice_id.toLowerCase())) ?? null,
-        fields: { platform_name: record.platform_name, check_id: record.check_id, authorization_denied: true },
+        fields: {
+          platform_name: record.platform_name,
+          intended_use: record.intended_use,
+          reason: record.reason,
+          check_id: record.check_id,
+          authorization_denied: true,
+        },
       },
       new Date(record.decided_at),
     );

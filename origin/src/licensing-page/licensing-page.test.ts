@@ -41,6 +41,25 @@ describe('GET /licensing', () => {
     expect(body).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;co&#39;');
   });
 
+  it('answers a browser asking for an unknown voice with an HTML page, an API client with problem+json', async () => {
+    const url = `/licensing?voice_id=${crypto.randomUUID()}`;
+    const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    const browser = await origin.app.inject({ method: 'GET', url, headers: { accept: browserAccept } });
+    expect(browser.statusCode).toBe(404);
+    expect(browser.headers['content-type']).toMatch(/^text\/html/);
+    expect(browser.body).toMatch(/^<!doctype html>/);
+    expect(browser.body).toContain('No voice is registered under this id.');
+    expect(browser.body).toContain(String(browser.headers['x-request-id']));
+    for (const accept of ['application/json', 'application/problem+json, text/html', '*/*']) {
+      const client = await origin.app.inject({ method: 'GET', url, headers: { accept } });
+      expect(client.statusCode).toBe(404);
+      expect(client.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
+    }
+    // A JSON route stays JSON for a browser too.
+    const api = await origin.app.inject({ method: 'GET', url: '/api/v1/voices', headers: { accept: browserAccept } });
+    expect(api.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
+  });
+
   it('answers an unknown voice with a 404 problem and a malformed or missing id with a 422 problem', async () => {
     const unknown = await page(`?voice_id=${crypto.randomUUID()}`);
     expect(unknown.statusCode).toBe(404);

@@ -1,7 +1,5 @@
 import { INTENDED_USES } from '@vip/shared-schema';
-
-const escapeHtml = (text: string) =>
-  text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');
+import { escapeHtml } from '../http/html.js';
 
 export interface LicensingPageVoice {
   voiceId: string;

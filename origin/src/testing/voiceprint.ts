@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createVoiceprintEngine, type VoiceprintEngine } from '../voiceprint/index.js';
 import { type Calibration, defaultSearchTargets, perPairRate } from '../voiceprint/operating-points.js';
-import { speechDir } from '../voiceprint/test-support/fixtures.js';
+import { pcm16Wav, speechDir } from '../voiceprint/test-support/fixtures.js';
 import { shippedBundledModel, writeTestModels } from '../voiceprint/test-support/stand-ins.js';
 
 /** Models whose weights are trained: with a calibrated threshold, their same/different verdicts can be asserted. */
@@ -69,11 +69,11 @@ interface SpeechFile {
   seconds: number;
 }
 
-let devManifest: SpeechFile[] | undefined;
+let speechManifest: SpeechFile[] | undefined;
 
-/** A dev-set speaker's recordings (`so762:SPEAKER9622`), longest first, as bytes. */
+/** A speaker's recordings in the committed speech fixtures (`so762:SPEAKER9622`), longest first, as bytes. */
 export function speakerRecordings(speaker: string, from: number, count: number): Uint8Array[] {
-  devManifest ??= readFileSync(path.join(speechDir, 'dev', 'manifest.tsv'), 'utf8')
+  speechManifest ??= readFileSync(path.join(speechDir, 'manifest.tsv'), 'utf8')
     .trim()
     .split('\n')
     .slice(1)
@@ -81,31 +81,15 @@ export function speakerRecordings(speaker: string, from: number, count: number):
       const [file, , id, seconds] = line.split('\t');
       return { path: file!, speaker: id!, seconds: Number(seconds) };
     });
-  const files = devManifest
+  const files = speechManifest
     .filter((file) => file.speaker === speaker)
     .sort((a, b) => b.seconds - a.seconds || a.path.localeCompare(b.path));
   if (files.length < from + count) throw new Error(`${speaker} has ${files.length} recordings, not ${from + count}`);
-  return files.slice(from, from + count).map((file) => new Uint8Array(readFileSync(path.join(speechDir, 'dev', file.path))));
+  return files.slice(from, from + count).map((file) => new Uint8Array(readFileSync(path.join(speechDir, file.path))));
 }
 
 /** A 16 kHz mono PCM16 WAV of silence: decodes fine, holds no speech. */
-export function silentWav(seconds: number): Uint8Array {
-  const samples = Math.round(seconds * 16000);
-  const wav = Buffer.alloc(44 + samples * 2);
-  wav.write('RIFF', 0, 'ascii');
-  wav.writeUInt32LE(36 + samples * 2, 4);
-  wav.write('WAVEfmt ', 8, 'ascii');
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20);
-  wav.writeUInt16LE(1, 22);
-  wav.writeUInt32LE(16000, 24);
-  wav.writeUInt32LE(32000, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write('data', 36, 'ascii');
-  wav.writeUInt32LE(samples * 2, 40);
-  return new Uint8Array(wav);
-}
+export const silentWav = (seconds: number): Uint8Array => pcm16Wav(new Float32Array(Math.round(seconds * 16000)));
 
 /** Multipart form for app.inject: files as Blobs under their field names, then text fields. */
 export function audioForm(files: Record<string, Uint8Array | Uint8Array[]>, fields: Record<string, string> = {}): FormData {

@@ -6,7 +6,7 @@
  *
  *   npx tsx origin/src/voiceprint/bench.ts [--runs 5]      (prints a table, then the JSON figures)
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -14,8 +14,8 @@ import { defaultPipelineLimits } from './engine.js';
 import { bundledManifestPath, type ModelEntry, modelPath, readManifest, readVerifiedModel } from './manifest.js';
 import { type BackendName, loadBackend } from './onnx-runtime.js';
 import { type StageTimings, VoiceprintPipeline } from './pipeline.js';
-import { ffmpeg, requireFfmpeg, TempDir } from './test-support/encode.js';
-import { fbankFixtureDir } from './test-support/fixtures.js';
+import { OTHER_AUDIO_FIXTURES } from './test-support/audio-fixtures.js';
+import { readAudioFixture } from './test-support/fixtures.js';
 import { campplusStandInFile, fileFacts, standInDir, vipStandInEntry, vipStandInFile } from './test-support/stand-ins.js';
 
 const AUDIO_SECONDS = 10;
@@ -72,73 +72,55 @@ function benchModels(modelsDir: string): BenchModel[] {
   return models;
 }
 
-/** 10 s of real speech as a 48 kHz Ogg Opus upload, so decoding and resampling are both exercised. */
-function benchAudio(tmp: TempDir): Uint8Array {
-  requireFfmpeg();
-  const speech = ['c', 'a'].map((name) => path.join(fbankFixtureDir, `${name}.wav`));
-  const list = tmp.file('list.txt');
-  writeFileSync(list, speech.map((file) => `file '${file}'`).join('\n'));
-  return ffmpeg(
-    list,
-    tmp.file('speech.opus'),
-    ['-t', String(AUDIO_SECONDS), '-ar', '48000', '-c:a', 'libopus', '-b:a', '32k'],
-    ['-f', 'concat', '-safe', '0'],
-  );
-}
-
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 export async function runVoiceprintBench(options: { runs?: number; modelsDir?: string } = {}): Promise<VoiceprintBenchReport> {
   const runs = options.runs ?? 5;
-  const tmp = new TempDir();
-  try {
-    const audio = benchAudio(tmp);
-    const models = benchModels(options.modelsDir ?? path.dirname(bundledManifestPath));
-    const figures: BenchFigure[] = [];
-    const backends = [await loadBackend('web'), await loadBackend('node')];
-    for (const model of models) {
-      const pipelines = await Promise.all(
-        backends.map((backend) =>
-          VoiceprintPipeline.create({ backend, entry: model.entry, modelBytes: model.bytes, limits: defaultPipelineLimits }),
-        ),
-      );
-      for (const pipeline of pipelines) await pipeline.embedFile(audio); // warm-up: wasm compilation, first-run allocations
-      // Runs alternate between the backends so both see the same machine load.
-      const totals = pipelines.map((): number[] => []);
-      const stages = pipelines.map((): StageTimings[] => []);
-      for (let run = 0; run < runs; run++) {
-        for (const [i, pipeline] of pipelines.entries()) {
-          const timings: StageTimings = { decodeMs: 0, vadMs: 0, embedMs: 0 };
-          const started = performance.now();
-          await pipeline.embedFile(audio, { timings });
-          totals[i]!.push(performance.now() - started);
-          stages[i]!.push(timings);
-        }
-      }
+  // 10 s of real speech as a 48 kHz Ogg Opus upload, so decoding and resampling are both exercised.
+  const audio = readAudioFixture(OTHER_AUDIO_FIXTURES.benchSpeech);
+  const models = benchModels(options.modelsDir ?? path.dirname(bundledManifestPath));
+  const figures: BenchFigure[] = [];
+  const backends = [await loadBackend('web'), await loadBackend('node')];
+  for (const model of models) {
+    const pipelines = await Promise.all(
+      backends.map((backend) =>
+        VoiceprintPipeline.create({ backend, entry: model.entry, modelBytes: model.bytes, limits: defaultPipelineLimits }),
+      ),
+    );
+    for (const pipeline of pipelines) await pipeline.embedFile(audio); // warm-up: wasm compilation, first-run allocations
+    // Runs alternate between the backends so both see the same machine load.
+    const totals = pipelines.map((): number[] => []);
+    const stages = pipelines.map((): StageTimings[] => []);
+    for (let run = 0; run < runs; run++) {
       for (const [i, pipeline] of pipelines.entries()) {
-        await pipeline.release();
-        const totalMs = median(totals[i]!);
-        const stageMedian = (key: keyof StageTimings) => Math.round(median(stages[i]!.map((s) => s[key])) * 10) / 10;
-        figures.push({
-          model: model.entry.name,
-          standIn: model.standIn,
-          backend: backends[i]!.name,
-          totalMs: Math.round(totalMs * 10) / 10,
-          realTimeFactor: Math.round((totalMs / 1000 / AUDIO_SECONDS) * 10000) / 10000,
-          stagesMs: { decodeMs: stageMedian('decodeMs'), vadMs: stageMedian('vadMs'), embedMs: stageMedian('embedMs') },
-        });
+        const timings: StageTimings = { decodeMs: 0, vadMs: 0, embedMs: 0 };
+        const started = performance.now();
+        await pipeline.embedFile(audio, { timings });
+        totals[i]!.push(performance.now() - started);
+        stages[i]!.push(timings);
       }
     }
-    const webOverNode: Record<string, number> = {};
-    for (const model of models) {
-      const web = figures.find((f) => f.model === model.entry.name && f.backend === 'web')!;
-      const node = figures.find((f) => f.model === model.entry.name && f.backend === 'node')!;
-      webOverNode[model.entry.name] = Math.round((web.totalMs / node.totalMs) * 100) / 100;
+    for (const [i, pipeline] of pipelines.entries()) {
+      await pipeline.release();
+      const totalMs = median(totals[i]!);
+      const stageMedian = (key: keyof StageTimings) => Math.round(median(stages[i]!.map((s) => s[key])) * 10) / 10;
+      figures.push({
+        model: model.entry.name,
+        standIn: model.standIn,
+        backend: backends[i]!.name,
+        totalMs: Math.round(totalMs * 10) / 10,
+        realTimeFactor: Math.round((totalMs / 1000 / AUDIO_SECONDS) * 10000) / 10000,
+        stagesMs: { decodeMs: stageMedian('decodeMs'), vadMs: stageMedian('vadMs'), embedMs: stageMedian('embedMs') },
+      });
     }
-    return { audio: { seconds: AUDIO_SECONDS, format: 'ogg-opus', sampleRate: 48000 }, runs, figures, webOverNode };
-  } finally {
-    tmp.remove();
   }
+  const webOverNode: Record<string, number> = {};
+  for (const model of models) {
+    const web = figures.find((f) => f.model === model.entry.name && f.backend === 'web')!;
+    const node = figures.find((f) => f.model === model.entry.name && f.backend === 'node')!;
+    webOverNode[model.entry.name] = Math.round((web.totalMs / node.totalMs) * 100) / 100;
+  }
+  return { audio: { seconds: AUDIO_SECONDS, format: 'ogg-opus', sampleRate: 48000 }, runs, figures, webOverNode };
 }
 
 function printTable(report: VoiceprintBenchReport): void {

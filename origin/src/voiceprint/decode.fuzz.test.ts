@@ -1,10 +1,9 @@
-import path from 'node:path';
 import { ProblemError } from '@vip/shared-schema/problem';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mulberry32 } from '../testing/random.js';
 import { decodeAudio } from './decode.js';
-import { ENCODINGS, ffmpeg, requireFfmpeg, TempDir } from './test-support/encode.js';
-import { fbankFixtureDir } from './test-support/fixtures.js';
+import { FORMAT_FIXTURES } from './test-support/audio-fixtures.js';
+import { readAudioFixture } from './test-support/fixtures.js';
 
 // Deterministic (mulberry32) so a failure can be replayed: the case index and seed identify the input.
 const SEED = 20261122;
@@ -14,22 +13,13 @@ const PER_FILE_CPU_MS = 2000;
 const limits = { maxBytes: 20 * 1024 * 1024, maxSeconds: 300, minSeconds: 0.5 };
 
 describe('decodeAudio under fuzzing', () => {
-  const tmp = new TempDir();
-  const seeds: Uint8Array[] = [];
+  const seeds = FORMAT_FIXTURES.map(readAudioFixture);
 
   beforeAll(() => {
-    requireFfmpeg();
-    const source = path.join(fbankFixtureDir, 'a.wav');
-    for (const encoding of ENCODINGS) {
-      seeds.push(ffmpeg(source, tmp.file(`seed-${seeds.length}.${encoding.extension}`), [...encoding.args, '-t', '1']));
-    }
     // The decoders report what they reject on the console; thousands of lines would bury the result.
     for (const method of ['log', 'warn', 'error'] as const) vi.spyOn(console, method).mockImplementation(() => {});
   });
-  afterAll(() => {
-    vi.restoreAllMocks();
-    tmp.remove();
-  });
+  afterAll(() => vi.restoreAllMocks());
 
   it('answers random, truncated and corrupted files with ProblemErrors only, in bounded time and memory', async () => {
     const random = mulberry32(SEED);

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ProblemError } from '@vip/shared-schema/problem';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sniffContainer } from './container.js';
 import { type DecodeLimits, decodeAudio } from './decode.js';
-import { ENCODINGS, ffmpeg, requireFfmpeg, TempDir } from './test-support/encode.js';
-import { fbankFixtureDir, readPcm16Wav } from './test-support/fixtures.js';
+import { FORMAT_FIXTURES, OTHER_AUDIO_FIXTURES as OTHER } from './test-support/audio-fixtures.js';
+import { fbankFixtureDir, readAudioFixture, readPcm16Wav } from './test-support/fixtures.js';
 
 const limits: DecodeLimits = { maxBytes: 20 * 1024 * 1024, maxSeconds: 300, minSeconds: 0.5 };
 const referenceWav = path.join(fbankFixtureDir, 'a.wav');
@@ -70,15 +70,10 @@ function wavBytes(
 }
 
 describe('decodeAudio', () => {
-  const tmp = new TempDir();
-  beforeAll(() => requireFfmpeg());
-  afterAll(() => tmp.remove());
-
   describe('formats', () => {
-    for (const encoding of ENCODINGS) {
-      it(`decodes ${encoding.name} to 16 kHz mono that matches the source`, async () => {
-        const bytes = ffmpeg(referenceWav, tmp.file(`a-${encoding.name.replace(/\W+/g, '-')}.${encoding.extension}`), encoding.args);
-        const audio = await decodeAudio(bytes, limits);
+    for (const fixture of FORMAT_FIXTURES) {
+      it(`decodes ${fixture.name} to 16 kHz mono that matches the source`, async () => {
+        const audio = await decodeAudio(readAudioFixture(fixture), limits);
         expect(audio.durationSeconds).toBeCloseTo(referenceSeconds, 1);
         expect(Math.abs(audio.samples.length - reference.length)).toBeLessThan(0.02 * 16000);
         expect(correlation(audio.samples)).toBeGreaterThan(0.97);
@@ -86,14 +81,16 @@ describe('decodeAudio', () => {
     }
 
     it('reads the 24-bit file as WAVE_FORMAT_EXTENSIBLE', () => {
-      const bytes = ffmpeg(referenceWav, tmp.file('ext.wav'), ['-c:a', 'pcm_s24le']);
+      const bytes = readAudioFixture(FORMAT_FIXTURES.find((fixture) => fixture.outputArgs.includes('pcm_s24le'))!);
       expect(Buffer.from(bytes).readUInt16LE(20)).toBe(0xfffe);
     });
 
-    for (const rate of [44100, 48000]) {
+    for (const [rate, fixture] of [
+      [44100, OTHER.flac44k],
+      [48000, OTHER.flac48k],
+    ] as const) {
       it(`resamples ${rate / 1000} kHz audio to 16 kHz without shifting it`, async () => {
-        const bytes = ffmpeg(referenceWav, tmp.file(`a-${rate}.flac`), ['-c:a', 'flac', '-ar', String(rate)]);
-        const audio = await decodeAudio(bytes, limits);
+        const audio = await decodeAudio(readAudioFixture(fixture), limits);
         expect(audio.sourceSampleRate).toBe(rate);
         expect(audio.samples.length).toBeCloseTo(reference.length, -1);
         expect(correlation(audio.samples, 2)).toBeGreaterThan(0.99);
@@ -102,8 +99,7 @@ describe('decodeAudio', () => {
 
     it('downmixes stereo by averaging the channels', async () => {
       // Left carries the speech, right is silent: the mono mix is the speech at half amplitude.
-      const bytes = ffmpeg(referenceWav, tmp.file('left-only.wav'), ['-c:a', 'pcm_f32le', '-af', 'pan=stereo|c0=c0|c1=0*c0']);
-      const audio = await decodeAudio(bytes, limits);
+      const audio = await decodeAudio(readAudioFixture(OTHER.leftOnlyStereo), limits);
       expect(audio.channels).toBe(2);
       let maxError = 0;
       for (let i = 0; i < reference.length; i++) maxError = Math.max(maxError, Math.abs(audio.samples[i]! - reference[i]! / 2));
@@ -111,8 +107,7 @@ describe('decodeAudio', () => {
     });
 
     it('measures clipping', async () => {
-      const bytes = ffmpeg(referenceWav, tmp.file('loud.wav'), ['-c:a', 'pcm_s16le', '-af', 'volume=30dB']);
-      const clipped = await decodeAudio(bytes, limits);
+      const clipped = await decodeAudio(readAudioFixture(OTHER.loud), limits);
       const clean = await decodeAudio(new Uint8Array(readFileSync(referenceWav)), limits);
       expect(clipped.clippingRatio).toBeGreaterThan(0.05);
       expect(clean.clippingRatio).toBe(0);
@@ -121,26 +116,13 @@ describe('decodeAudio', () => {
 
   describe('container detection by magic bytes', () => {
     it('recognises every accepted format whatever the file is called', () => {
-      const expected: Record<string, string> = {
-        wav: 'wav',
-        flac: 'flac',
-        mp3: 'mp3',
-        opus: 'ogg-opus',
-        ogg: 'ogg-vorbis',
-        webm: 'webm',
-        m4a: 'm4a',
-      };
-      for (const encoding of ENCODINGS) {
-        const renamed = tmp.file(`${encoding.name.replace(/\W+/g, '-')}.${encoding.extension}`);
-        const bytes = ffmpeg(referenceWav, renamed, [...encoding.args, '-t', '0.5']);
-        expect(sniffContainer(bytes), encoding.name).toBe(expected[encoding.extension]);
+      // Only the first bytes are read: a prefix of each file, without a name, must be enough.
+      for (const fixture of FORMAT_FIXTURES) {
+        expect(sniffContainer(readAudioFixture(fixture).subarray(0, 4096)), fixture.name).toBe(fixture.container);
       }
     });
 
     it('refuses formats it does not claim (AIFF, ADTS AAC, Ogg FLAC, HEIC photo, text)', async () => {
-      const aiff = ffmpeg(referenceWav, tmp.file('a.aiff'), []);
-      const adts = ffmpeg(referenceWav, tmp.file('a.aac'), ['-c:a', 'aac', '-f', 'adts']);
-      const oggFlac = ffmpeg(referenceWav, tmp.file('a.oga'), ['-c:a', 'flac', '-f', 'ogg']);
       const heicPhoto = new Uint8Array([
         0,
         0,
@@ -153,7 +135,8 @@ describe('decodeAudio', () => {
         0,
         ...new TextEncoder().encode('mif1heic'),
       ]);
-      for (const bytes of [aiff, adts, oggFlac, heicPhoto, new TextEncoder().encode('not audio at all, just some text')]) {
+      const refused = [OTHER.aiff, OTHER.adtsAac, OTHER.oggFlac].map(readAudioFixture);
+      for (const bytes of [...refused, heicPhoto, new TextEncoder().encode('not audio at all, just some text')]) {
         expect((await decodeError(bytes)).code).toBe('unsupported_format');
       }
     });
@@ -174,8 +157,8 @@ describe('decodeAudio', () => {
     });
 
     it('audio over the duration limit -> too_long, stopping as soon as the limit is passed', async () => {
-      // 20 minutes of FLAC silence is ~300 kB but would be 230 MB of 48 kHz float samples.
-      const long = ffmpeg('anullsrc=r=48000:cl=mono', tmp.file('long.flac'), ['-t', '1200', '-c:a', 'flac'], ['-f', 'lavfi']);
+      // 20 minutes of FLAC silence is ~170 kB but would be 230 MB of 48 kHz float samples.
+      const long = readAudioFixture(OTHER.longSilence);
       const before = process.memoryUsage().arrayBuffers;
       const cpuBefore = process.cpuUsage();
       expect((await decodeError(long, { maxSeconds: 20 })).code).toBe('too_long');
@@ -186,12 +169,12 @@ describe('decodeAudio', () => {
     });
 
     it('audio under the minimum duration -> too_short', async () => {
-      const short = ffmpeg(referenceWav, tmp.file('short.wav'), ['-t', '0.3']);
+      const short = readAudioFixture(OTHER.short);
       expect((await decodeError(short)).code).toBe('too_short');
     });
 
     it('truncated header -> corrupt_audio; truncated data still decodes what is there', async () => {
-      const bytes = ffmpeg(referenceWav, tmp.file('t.flac'), ['-c:a', 'flac']);
+      const bytes = readAudioFixture(FORMAT_FIXTURES.find((fixture) => fixture.container === 'flac')!);
       expect((await decodeError(bytes.subarray(0, 30))).code).toMatch(/corrupt_audio|empty_audio/);
       const half = await decodeAudio(bytes.subarray(0, Math.floor(bytes.length / 2)), limits);
       expect(half.durationSeconds).toBeLessThan(referenceSeconds);
@@ -207,8 +190,7 @@ describe('decodeAudio', () => {
     });
 
     it('WAV of a codec other than PCM or float (A-law) -> unsupported_format', async () => {
-      const alaw = ffmpeg(referenceWav, tmp.file('alaw.wav'), ['-c:a', 'pcm_alaw']);
-      expect((await decodeError(alaw)).code).toBe('unsupported_format');
+      expect((await decodeError(readAudioFixture(OTHER.alawWav))).code).toBe('unsupported_format');
     });
 
     it('float WAV holding NaN -> corrupt_audio', async () => {

@@ -6,8 +6,7 @@ import { createVoiceprintEngine, type VoiceprintEngine } from './engine.js';
 import { ModelIntegrityError, readManifest } from './manifest.js';
 import { readOnnxMetadata } from './onnx-metadata.js';
 import { ModelContractError } from './speaker-model.js';
-import { ffmpeg, requireFfmpeg, TempDir } from './test-support/encode.js';
-import { fbankFixtureDir } from './test-support/fixtures.js';
+import { fbankFixtureDir, pcm16Wav, readPcm16Wav } from './test-support/fixtures.js';
 import {
   campplusStandInFile,
   fileFacts,
@@ -17,6 +16,7 @@ import {
   vipStandInFile,
   writeTestModels,
 } from './test-support/stand-ins.js';
+import { TempDir } from './test-support/temp-dir.js';
 
 /** Tests that start engines compile wasm and spawn threads: minutes on a loaded 2-core CI box. */
 const ENGINE_TEST_TIMEOUT_MS = 180_000;
@@ -44,7 +44,6 @@ async function problemOf(promise: Promise<unknown>): Promise<ProblemError> {
 
 describe('voiceprint engine', () => {
   const tmp = new TempDir();
-  beforeAll(() => requireFfmpeg());
   afterAll(() => tmp.remove());
 
   describe('model selection from the manifest', () => {
@@ -228,7 +227,11 @@ describe('voiceprint engine', () => {
       'refuses work beyond its queue with unavailable and Retry-After',
       async () => {
         await until(() => engine.load().running === 0);
-        const long = ffmpeg(path.join(fbankFixtureDir, 'c.wav'), tmp.file('long.wav'), ['-af', 'aloop=loop=5:size=148640']);
+        // The 9.3 s recording six times over: each file keeps a thread busy long enough to fill the queue.
+        const once = readPcm16Wav(path.join(fbankFixtureDir, 'c.wav'));
+        const sixTimes = new Float32Array(6 * once.length);
+        for (let i = 0; i < 6; i++) sixTimes.set(once, i * once.length);
+        const long = pcm16Wav(sixTimes);
         const accepted = Array.from({ length: 4 }, () => engine.embedFile(long)); // two running, two queued
         const refused = await problemOf(engine.embedFile(long));
         expect(refused.code).toBe('unavailable');

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 
 /**
  * 80-bin Kaldi filterbank matching `torchaudio.compliance.kaldi.fbank` (use_energy=false,
- * use_power=true, low_freq=20, high_freq=Nyquist) to ~3e-5 in log energy on the shared fixtures.
+ * use_power=true, low_freq=20, high_freq=Nyquist) to ~3e-5 in log energy on the reference fixtures (fixtures/fbank).
  * torch computes in float32, and in near-silent frames the low mel bins sit close to the rounding
  * noise, so every step here is rounded to float32 where torch rounds it: the time-domain steps, the
  * window, the FFT (pocketfft's radix-4/2 passes) and the mel weights. Tables and scratch buffers

@@ -1,14 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { InferenceSession } from 'onnxruntime-web';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeAudio } from './decode.js';
 import { defaultPipelineLimits } from './engine.js';
 import { bundledManifestPath } from './manifest.js';
 import { type BackendName, loadBackend, type OrtBackend } from './onnx-runtime.js';
 import { SpeakerModel } from './speaker-model.js';
-import { ffmpeg, requireFfmpeg, TempDir } from './test-support/encode.js';
-import { fbankFixtureDir, speechDir } from './test-support/fixtures.js';
+import { OTHER_AUDIO_FIXTURES as OTHER } from './test-support/audio-fixtures.js';
+import { readAudioFixture, speechDir } from './test-support/fixtures.js';
 import { shippedBundledModel, standInDir, vipStandInEntry, vipStandInFile } from './test-support/stand-ins.js';
 import { defaultVadOptions, SileroVad, segmentSpeech, sileroModelPath, VAD_FRAME_SAMPLES } from './vad.js';
 
@@ -57,28 +57,20 @@ function extractPadded(samples: Float32Array, probabilities: Float32Array): Floa
 const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, value, i) => sum + value * b[i]!, 0);
 
 describe('the voiceprint path against the previous one (libsamplerate, one Silero run per frame)', () => {
-  const tmp = new TempDir();
-  const uploads: Array<{ name: string; bytes: Uint8Array }> = [];
+  // The reference recordings as 48 kHz Opus and 44.1 kHz FLAC uploads.
+  const uploads = [OTHER.opusA, OTHER.opusB, OTHER.opusC, OTHER.flac44k].map((fixture) => ({
+    name: fixture.file,
+    bytes: readAudioFixture(fixture),
+  }));
 
   beforeAll(() => {
-    requireFfmpeg();
-    for (const name of ['a', 'b', 'c']) {
-      const source = path.join(fbankFixtureDir, `${name}.wav`);
-      uploads.push({
-        name: `${name} 48 kHz opus`,
-        bytes: ffmpeg(source, tmp.file(`${name}.opus`), ['-ar', '48000', '-c:a', 'libopus', '-b:a', '32k']),
-      });
-      uploads.push({ name: `${name} 44.1 kHz flac`, bytes: ffmpeg(source, tmp.file(`${name}.flac`), ['-ar', '44100', '-c:a', 'flac']) });
-    }
     // Real speech from the dev set (16 kHz sources, Opus, decoded at 48 kHz).
-    const devRoot = path.join(speechDir, 'dev', 'so762');
+    const devRoot = path.join(speechDir, 'so762');
     for (const speaker of readdirSync(devRoot).sort().slice(0, 3)) {
       const file = readdirSync(path.join(devRoot, speaker)).sort()[0]!;
       uploads.push({ name: `dev ${speaker}/${file}`, bytes: new Uint8Array(readFileSync(path.join(devRoot, speaker, file))) });
     }
   });
-  afterAll(() => tmp.remove());
-
   for (const backendName of ['web', 'node'] as BackendName[]) {
     it(`${backendName}: the same VAD probabilities bit for bit, and embeddings with cosine > 0.999`, async () => {
       const backend = await loadBackend(backendName);

@@ -1,9 +1,8 @@
-import path from 'node:path';
 import decode from 'audio-decode';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createResampler, polyphaseFilter, type ResamplerEngine } from './resample.js';
-import { ffmpeg, requireFfmpeg, TempDir } from './test-support/encode.js';
-import { fbankFixtureDir } from './test-support/fixtures.js';
+import { OTHER_AUDIO_FIXTURES as OTHER } from './test-support/audio-fixtures.js';
+import { readAudioFixture } from './test-support/fixtures.js';
 
 const TARGET = 16000;
 
@@ -141,21 +140,13 @@ describe('polyphase resampler', () => {
   });
 
   describe('on real speech, against libsamplerate SRC_SINC_MEDIUM_QUALITY', () => {
-    const tmp = new TempDir();
-    beforeAll(requireFfmpeg);
-    afterAll(() => tmp.remove());
-
-    for (const [rate, codec] of [
-      [48000, ['-c:a', 'libopus', '-b:a', '32k']],
-      [44100, ['-c:a', 'flac']],
+    for (const [rate, codec, fixtures] of [
+      [48000, 'opus', [OTHER.opusA, OTHER.opusB, OTHER.opusC]],
+      [44100, 'flac', [OTHER.flac44k]],
     ] as const) {
-      it(`${rate} Hz ${codec[1]}: differs by less than -55 dB of the signal`, async () => {
-        for (const name of ['a', 'b', 'c']) {
-          const file = ffmpeg(
-            path.join(fbankFixtureDir, `${name}.wav`),
-            tmp.file(`${name}-${rate}.${codec[1] === 'flac' ? 'flac' : 'opus'}`),
-            ['-ar', String(rate), ...codec],
-          );
+      it(`${rate} Hz ${codec}: differs by less than -55 dB of the signal`, async () => {
+        for (const fixture of fixtures) {
+          const file = readAudioFixture(fixture);
           const decoded = await (decode as unknown as (bytes: Uint8Array) => Promise<{ channelData: Float32Array[]; sampleRate: number }>)(
             file,
           );
@@ -170,7 +161,7 @@ describe('polyphase resampler', () => {
             signal += theirs[k]! ** 2;
             error += (ours[k]! - theirs[k]!) ** 2;
           }
-          expect(10 * Math.log10(error / signal), name).toBeLessThan(-55);
+          expect(10 * Math.log10(error / signal), fixture.file).toBeLessThan(-55);
         }
       });
     }

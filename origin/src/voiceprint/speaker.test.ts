@@ -4,9 +4,9 @@ import type { ProblemError } from '@vip/shared-schema/problem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVoiceprintEngine, type VoiceprintEngine } from './engine.js';
 import type { TaggedEmbedding } from './similarity.js';
-import { TempDir } from './test-support/encode.js';
 import { speechDir } from './test-support/fixtures.js';
 import { shippedBundledModel, writeTestModels } from './test-support/stand-ins.js';
+import { TempDir } from './test-support/temp-dir.js';
 
 const BUNDLED_MODEL = 'vip-speaker-v1';
 const SPEAKERS = ['SPEAKER0003', 'SPEAKER0024', 'SPEAKER0049', 'SPEAKER0093', 'SPEAKER0111'];
@@ -16,20 +16,17 @@ const UTTERANCES_PER_SPEAKER = 4;
 const realBundledModelPresent = () => shippedBundledModel()?.name === BUNDLED_MODEL;
 
 function devUtterances(): Array<{ speaker: string; file: string }> {
-  const rows = readFileSync(path.join(speechDir, 'dev', 'manifest.tsv'), 'utf8')
-    .trim()
-    .split('\n')
-    .slice(1);
+  const rows = readFileSync(path.join(speechDir, 'manifest.tsv'), 'utf8').trim().split('\n').slice(1);
   return SPEAKERS.flatMap((speaker) =>
     rows
       .map((row) => row.split('\t'))
       .filter(([, , id]) => id === `so762:${speaker}`)
       .slice(0, UTTERANCES_PER_SPEAKER)
-      .map(([file]) => ({ speaker, file: path.join(speechDir, 'dev', file!) })),
+      .map(([file]) => ({ speaker, file: path.join(speechDir, file!) })),
   );
 }
 
-describe(`speaker discrimination on shared/speech/dev (${realBundledModelPresent() ? BUNDLED_MODEL : 'stand-in: vip-speaker-v1 not landed yet'})`, () => {
+describe(`speaker discrimination on the committed speech fixtures (${realBundledModelPresent() ? BUNDLED_MODEL : 'stand-in: vip-speaker-v1 not landed yet'})`, () => {
   const tmp = new TempDir();
   let engine: VoiceprintEngine;
   const embeddings: Array<TaggedEmbedding & { speaker: string }> = [];

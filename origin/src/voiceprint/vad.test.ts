@@ -6,26 +6,36 @@ import { decodeAudio } from './decode.js';
 import { defaultPipelineLimits } from './engine.js';
 import { loadBackend } from './onnx-runtime.js';
 import type { VoiceprintPipeline } from './pipeline.js';
-import { ffmpeg, requireFfmpeg, TempDir } from './test-support/encode.js';
-import { fbankFixtureDir } from './test-support/fixtures.js';
+import { fbankFixtureDir, padWithSilence, pcm16Wav, readPcm16Wav } from './test-support/fixtures.js';
 import { standInPipeline } from './test-support/pipeline.js';
 import { defaultVadOptions, SileroVad, segmentSpeech, sileroModelPath } from './vad.js';
 
 const speechWav = path.join(fbankFixtureDir, 'c.wav');
+const speech = readPcm16Wav(speechWav);
+
+/** `seconds` of 16 kHz samples from `sample(i)`. */
+const signal = (seconds: number, sample: (i: number) => number) =>
+  Float32Array.from({ length: Math.round(seconds * 16000) }, (_, i) => sample(i));
+
+/** Uniform white noise in [-amplitude, amplitude], the same on every run. */
+function whiteNoise(seconds: number, amplitude: number): Float32Array {
+  let state = 20261124;
+  return signal(seconds, () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return (state / 2 ** 31 - 1) * amplitude;
+  });
+}
 
 describe('voice activity detection (Silero v5)', () => {
-  const tmp = new TempDir();
   let vad: SileroVad;
   let pipeline: VoiceprintPipeline;
 
   beforeAll(async () => {
-    requireFfmpeg();
     vad = await SileroVad.create(await loadBackend('web'));
     pipeline = await standInPipeline();
   });
   afterAll(async () => {
     await Promise.all([vad.release(), pipeline.release()]);
-    tmp.remove();
   });
 
   it('runs the model shipped inside @ricky0123/vad-web', () => {
@@ -36,7 +46,7 @@ describe('voice activity detection (Silero v5)', () => {
     const bytes = new Uint8Array(readFileSync(speechWav));
     const plain = await vad.detect((await decodeAudio(bytes, defaultPipelineLimits)).samples);
     // Two seconds of silence before and three after the same speech.
-    const padded = ffmpeg(speechWav, tmp.file('padded.wav'), ['-af', 'adelay=2000,apad=pad_dur=3']);
+    const padded = pcm16Wav(padWithSilence(speech, 2, 3));
     const paddedAudio = await decodeAudio(padded, defaultPipelineLimits);
     const result = await vad.detect(paddedAudio.samples);
     const speechOnlySeconds = paddedAudio.durationSeconds - 5;
@@ -54,13 +64,13 @@ describe('voice activity detection (Silero v5)', () => {
     expect(segmentSpeech(probabilities, defaultVadOptions)).toEqual([{ start: 1, end: 14 }]);
   });
 
-  for (const [name, filter] of [
-    ['digital silence', 'anullsrc=r=16000:cl=mono'],
-    ['white noise', 'anoisesrc=r=16000:color=white:amplitude=0.3'],
-    ['a steady hum', 'sine=frequency=100:sample_rate=16000'],
+  for (const [name, samples] of [
+    ['digital silence', new Float32Array(4 * 16000)],
+    ['white noise', whiteNoise(4, 0.3)],
+    ['a steady hum', signal(4, (i) => Math.sin((2 * Math.PI * 100 * i) / 16000) / 8)],
   ] as const) {
     it(`finds no speech in ${name} -> no_speech`, async () => {
-      const bytes = ffmpeg(filter, tmp.file(`${name.replace(/\W+/g, '-')}.wav`), ['-t', '4'], ['-f', 'lavfi']);
+      const bytes = pcm16Wav(samples);
       const error = await pipeline.embedFile(bytes).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ProblemError);
       expect((error as ProblemError).code).toBe('no_speech');
@@ -68,7 +78,8 @@ describe('voice activity detection (Silero v5)', () => {
   }
 
   it('a blip of speech in a long silence -> too_short', async () => {
-    const bytes = ffmpeg(speechWav, tmp.file('blip.wav'), ['-af', 'atrim=0.45:1.05,adelay=1000,apad=pad_dur=2']);
+    // 0.6 s of the recording, with a second of silence before and two after.
+    const bytes = pcm16Wav(padWithSilence(speech.subarray(0.45 * 16000, 1.05 * 16000), 1, 2));
     const error = await pipeline.embedFile(bytes).catch((caught: unknown) => caught);
     expect((error as ProblemError).code).toBe('too_short');
   });
@@ -79,11 +90,8 @@ describe('voice activity detection (Silero v5)', () => {
     expect(result.quality.duration_seconds).toBeCloseTo(9.29, 2);
     expect(result.quality.clipping_ratio).toBe(0);
     expect(result.quality.snr_db).toBeGreaterThan(5);
-    const noisy = ffmpeg(speechWav, tmp.file('noisy.wav'), [
-      '-filter_complex',
-      'anoisesrc=r=16000:color=white:amplitude=0.05[n];[0:a][n]amix=inputs=2:duration=first:normalize=0',
-    ]);
-    const noisyResult = await pipeline.embedFile(noisy);
+    const noise = whiteNoise(speech.length / 16000, 0.05);
+    const noisyResult = await pipeline.embedFile(pcm16Wav(speech.map((sample, i) => sample + noise[i]!)));
     expect(noisyResult.quality.snr_db).toBeLessThan(result.quality.snr_db - 3);
   });
 });

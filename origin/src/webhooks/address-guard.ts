@@ -45,9 +45,14 @@ function unmapped(address: string): { address: string; family: 'ipv4' | 'ipv6' }
   return { address, family: isIP(address) === 6 ? 'ipv6' : 'ipv4' };
 }
 
-export function isForbiddenAddress(address: string, allowLoopback: boolean): boolean {
+function isLoopbackAddress(address: string): boolean {
   const ip = unmapped(address);
-  if (allowLoopback && loopback.check(ip.address, ip.family)) return false;
+  return loopback.check(ip.address, ip.family);
+}
+
+export function isForbiddenAddress(address: string, allowLoopback: boolean): boolean {
+  if (allowLoopback && isLoopbackAddress(address)) return false;
+  const ip = unmapped(address);
   return forbidden.check(ip.address, ip.family);
 }
 
@@ -79,7 +84,16 @@ export async function checkWebhookUrl(raw: string, resolve: Resolver, allowLoopb
     }
   }
   if (addresses.length === 0) return { ok: false, reason: 'the host name does not resolve' };
-  if (addresses.some((entry) => isForbiddenAddress(entry.address, allowLoopback))) {
+  const refused = addresses.filter((entry) => isForbiddenAddress(entry.address, allowLoopback));
+  if (refused.length > 0 && refused.every((entry) => isLoopbackAddress(entry.address))) {
+    // The one refusal a developer with a local receiver meets: name the setting that lifts it.
+    return {
+      ok: false,
+      reason:
+        'the host resolves to a loopback address; for a local receiver, start the origin with WEBHOOK_ALLOW_LOOPBACK=true (never in production)',
+    };
+  }
+  if (refused.length > 0) {
     return { ok: false, reason: 'the host resolves to a private, loopback, link-local or otherwise non-public address' };
   }
   return { ok: true, url, address: addresses[0]!.address, family: addresses[0]!.family };

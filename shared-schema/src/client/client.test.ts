@@ -211,6 +211,27 @@ describe('the gate client', () => {
         example_request: request,
         response_schema: outcome,
         possible_responses: { no_registry_record: outcome, protected_no_license: outcome, protected_licensed: outcome },
+        production_responses: {
+          approved: {
+            status: 'approved',
+            authorization_token: 'token',
+            voice_id: request.voice_id,
+            consented: true,
+            licensed: true,
+            expires_at: '2026-11-24T04:00:00.000Z',
+            check_id: CHECK_ID,
+          },
+          blocked: {
+            status: 'blocked',
+            action: 'authorization_denied',
+            reason: 'no_license',
+            voice_id: request.voice_id,
+            license_url: `https://origin.example/licensing?voice_id=${request.voice_id}`,
+            check_id: CHECK_ID,
+            authorization_denied: true,
+          },
+          no_registry_record: { action: 'no_registry_record', platform_decision_required: true, voice_id: null, check_id: CHECK_ID },
+        },
       },
     });
     const demo = await createGateClient({ baseUrl: server.url, apiKey: 'vip_test' }).demo();

@@ -9,7 +9,7 @@ import {
   redeemRequestSchema,
   redeemResultSchema,
 } from '../gate.js';
-import { edgeLivenessSchema } from '../health.js';
+import { edgeLivenessSchema, serviceIndexSchema } from '../health.js';
 
 /** Every route the edge Worker serves (DESIGN section 1). Its `/openapi.json` is built from these. */
 export const edgeRoutes = {
@@ -119,6 +119,16 @@ export const edgeRoutes = {
     tag: 'docs',
     auth: ['none'],
     success: { status: 200, description: 'OpenAPI 3.1 document.', contentType: 'application/json' },
+    problems: [],
+  }),
+  index: defineRoute({
+    method: 'get',
+    path: '/',
+    operationId: 'edgeIndex',
+    summary: 'Points to the API reference (`/docs`) and the OpenAPI document.',
+    tag: 'docs',
+    auth: ['none'],
+    success: { status: 200, description: 'Where the reference is.', schema: serviceIndexSchema },
     problems: [],
   }),
   docs: defineRoute({

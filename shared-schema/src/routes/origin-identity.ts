@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../contract.js';
+import { serviceIndexSchema } from '../health.js';
 import {
   apiKeyListSchema,
   apiKeyParamsSchema,
@@ -170,6 +171,17 @@ export const originOpenApiRoute = defineRoute({
   tag: 'meta',
   auth: ['none'],
   success: { status: 200, description: 'OpenAPI document', contentType: 'application/json' },
+  problems: [],
+});
+
+export const originIndexRoute = defineRoute({
+  method: 'get',
+  path: '/',
+  operationId: 'originIndex',
+  summary: 'Points to the API reference (`/docs`) and the OpenAPI document',
+  tag: 'meta',
+  auth: ['none'],
+  success: { status: 200, description: 'Where the reference is', schema: serviceIndexSchema },
   problems: [],
 });
 

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelEntry, ModelIntegrityError } from '../manifest.js';
-import { TempDir } from '../test-support/encode.js';
 import { campplusStandInFile, fileFacts, productionCampplusEntry, standInDir } from '../test-support/stand-ins.js';
+import { TempDir } from '../test-support/temp-dir.js';
 import { fetchModel } from './fetch.js';
 
 describe('model:fetch', () => {

@@ -4,10 +4,20 @@ import { fileURLToPath } from 'node:url';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 
-/** The read-only data shared beside the repository (fixtures, speech corpus). */
-export const sharedDir = process.env.VIP_SHARED_DIR ?? path.resolve(repoRoot, '..', 'shared');
-export const fbankFixtureDir = path.join(sharedDir, 'fixtures', 'fbank');
-export const speechDir = path.join(sharedDir, 'speech');
+/**
+ * What the tests read, committed to the repository (`fixtures/README.md` says where each file comes
+ * from and under which licence): a clone needs nothing beside it, nor ffmpeg, to run them.
+ */
+export const fixturesDir = path.join(repoRoot, 'fixtures');
+/** Reference filterbank features of three recordings (16 kHz PCM16 WAV). */
+export const fbankFixtureDir = path.join(fixturesDir, 'fbank');
+/** A few seconds of real speech from a handful of speakers, laid out as the shared dev corpus (`manifest.tsv`, `so762/…`). */
+export const speechDir = path.join(fixturesDir, 'speech');
+/** The encoded files listed in `audio-fixtures.ts`. */
+export const audioFixtureDir = path.join(fixturesDir, 'audio');
+
+export const readAudioFixture = (fixture: { file: string }): Uint8Array =>
+  new Uint8Array(readFileSync(path.join(audioFixtureDir, fixture.file)));
 
 export interface FbankFixture {
   wav: string;
@@ -51,4 +61,30 @@ export function readPcm16Wav(file: string): Float32Array {
     offset += 8 + size + (size % 2);
   }
   throw new Error(`${file}: no data chunk`);
+}
+
+/** A 16 kHz mono PCM16 WAV of `samples` (clipped to [-1, 1]): how tests build signals without an encoder. */
+export function pcm16Wav(samples: Float32Array): Uint8Array {
+  const wav = Buffer.alloc(44 + samples.length * 2);
+  wav.write('RIFF', 0, 'ascii');
+  wav.writeUInt32LE(36 + samples.length * 2, 4);
+  wav.write('WAVEfmt ', 8, 'ascii');
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(16000, 24);
+  wav.writeUInt32LE(32000, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36, 'ascii');
+  wav.writeUInt32LE(samples.length * 2, 40);
+  for (let i = 0; i < samples.length; i++) wav.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(samples[i]! * 32768))), 44 + 2 * i);
+  return new Uint8Array(wav);
+}
+
+/** `before` seconds of digital silence, then `samples`, then `after` seconds of silence, at 16 kHz. */
+export function padWithSilence(samples: Float32Array, before: number, after: number): Float32Array {
+  const padded = new Float32Array(Math.round((before + after) * 16000) + samples.length);
+  padded.set(samples, Math.round(before * 16000));
+  return padded;
 }

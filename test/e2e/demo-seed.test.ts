@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_ADMIN_EMAIL } from '../../origin/src/config.js';
+import { curlOf, type DemoSeed, SeedRefused, seedDemo } from '../../scripts/seed.js';
+import { eventually, json, type RunningService, startService } from '../support/service.js';
+
+describe('the seeded demo: `npm start -- --demo` and `npm run seed`', () => {
+  let service: RunningService;
+  let seed: DemoSeed;
+  const seedAgain = () =>
+    seedDemo({ originUrl: service.originUrl, edgeUrl: service.edgeUrl, dataDir: service.dataDir, admin: { email: DEFAULT_ADMIN_EMAIL } });
+
+  beforeAll(async () => {
+    // No ADMIN_EMAIL / ADMIN_PASSWORD: --demo gives the new admin a password kept in DATA_DIR/demo.json.
+    // (Empty means unset, whatever the environment running the tests holds.)
+    service = await startService({ args: ['--demo'], env: { ADMIN_EMAIL: '', ADMIN_PASSWORD: '' } });
+    await eventually(
+      async () => service.output().includes('[start] demo seeded') || service.output().includes('demo seed failed'),
+      120_000,
+    );
+    expect(service.output()).not.toContain('demo seed failed');
+    seed = await seedAgain();
+  }, 240_000);
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('is idempotent: a second run finds the same platform, key and voice', async () => {
+    expect(service.output()).toContain(seed.voiceId);
+    expect(service.output()).toContain(seed.apiKey);
+    const again = await seedAgain();
+    expect(again).toMatchObject({ voiceId: seed.voiceId, apiKey: seed.apiKey, platformName: seed.platformName });
+    const state = JSON.parse(readFileSync(join(service.dataDir, 'demo.json'), 'utf8'));
+    expect(Object.keys(state).sort()).toEqual(['admin_password', 'api_key', 'api_key_id', 'owner_password']);
+  });
+
+  it('prints a command per outcome, and each request reaches it', async () => {
+    const send = (outcome: string, token?: string) => {
+      const request = seed.requests.find((candidate) => candidate.outcome === outcome)!;
+      expect(service.output()).toContain(curlOf(request));
+      const body = token ? { token } : request.body;
+      return fetch(request.url, { method: 'POST', headers: request.headers, body: JSON.stringify(body) });
+    };
+    const approved = await json(await send('approved'));
+    expect(approved).toMatchObject({ status: 'approved', voice_id: seed.voiceId });
+    expect(await json(await send('blocked'))).toMatchObject({ status: 'blocked', reason: 'scope_mismatch' });
+    expect(await json(await send('no_registry_record'))).toMatchObject({ action: 'no_registry_record', voice_id: null });
+    const redeemed = await send('redeemed', approved.authorization_token as string);
+    expect(redeemed.status).toBe(200);
+    expect(await json(redeemed)).toMatchObject({ voice_id: seed.voiceId, intended_use: 'audiobook' });
+    expect((await send('redeemed', approved.authorization_token as string)).status).toBe(409);
+  });
+
+  it('refuses a service or a database that is not on this machine unless told', async () => {
+    const local = {
+      originUrl: service.originUrl,
+      edgeUrl: service.edgeUrl,
+      dataDir: service.dataDir,
+      admin: { email: DEFAULT_ADMIN_EMAIL },
+    };
+    await expect(seedDemo({ ...local, originUrl: 'https://origin.example.com' })).rejects.toThrow(SeedRefused);
+    await expect(seedDemo({ ...local, databaseUrl: 'postgresql://demo@db.example.com/vip' })).rejects.toThrow(
+      /db\.example\.com.*--allow-remote/,
+    );
+    // Told: the local service is seeded even though the database URL names another host.
+    await expect(seedDemo({ ...local, databaseUrl: 'postgresql://demo@db.example.com/vip', allowRemote: true })).resolves.toMatchObject({
+      voiceId: seed.voiceId,
+    });
+  });
+});
