@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createVoiceprintEngine, type VoiceprintEngine } from '../voiceprint/index.js';
-import { type Calibration, defaultSearchTargets, perPairRate } from '../voiceprint/operating-points.js';
+import { type Calibration, defaultSearchTargets, perPairRate, type SearchTargets } from '../voiceprint/operating-points.js';
 import { pcm16Wav, speechDir } from '../voiceprint/test-support/fixtures.js';
 import { shippedBundledModel, writeTestModels } from '../voiceprint/test-support/stand-ins.js';
 
@@ -13,8 +13,15 @@ const TRAINED_MODELS = ['vip-speaker-v1', 'campplus-voxceleb'];
  * One engine per test file (starting one takes seconds): the shipped model when its file is in
  * place, else the bundled stand-in (random weights, same contract) so the HTTP paths still run.
  */
-export async function startTestEngine(options: { threads?: number; maxQueue?: number } = {}): Promise<VoiceprintEngine> {
-  const settings = { threads: options.threads ?? 1, maxQueue: options.maxQueue ?? 16, backend: 'auto' as const };
+export async function startTestEngine(
+  options: { threads?: number; maxQueue?: number; searchTargets?: Partial<SearchTargets> } = {},
+): Promise<VoiceprintEngine> {
+  const settings = {
+    threads: options.threads ?? 1,
+    maxQueue: options.maxQueue ?? 16,
+    backend: 'auto' as const,
+    searchTargets: options.searchTargets,
+  };
   if (shippedBundledModel()) return createVoiceprintEngine(settings);
   const { manifestPath, modelsDir } = writeTestModels(mkdtempSync(path.join(tmpdir(), 'vip-origin-models-')), { campplus: false });
   return createVoiceprintEngine({ ...settings, manifestPath, modelsDir });

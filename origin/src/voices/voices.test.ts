@@ -24,7 +24,11 @@ let origin: TestOrigin;
 const bodies: string[] = [];
 
 beforeAll(async () => {
-  engine = await startTestEngine({ threads: 2 });
+  // A registry designed for one voice with refusals allowed 5 % of the time: the strict point falls
+  // to where the model's fitted impostor tail starts, so a second owner's enrollment of the same
+  // speaker is refused here. At the shipped 100,000-voice points the bundled model refuses nothing
+  // and holds duplicates for review instead (reviews.test.ts, and the sequential-enrollment bench).
+  engine = await startTestEngine({ threads: 2, searchTargets: { designRegistrySize: 1, conflictStrictFpir: 0.05 } });
   origin = await startTestOrigin({ voiceprint: engine });
 });
 afterAll(async () => {
