@@ -1,24 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { json, post, startService } from '../support/service.js';
+import { ENROLL_CLIPS, OTHER_SPEAKER_CLIPS } from '../support/speech.js';
 import type { Bench, Figure } from './bench.js';
-import { repositoryRoot } from './support/repository.js';
 import { median, percentile, round } from './support/stats.js';
 
-/** The shared speech data beside the repository (see its README). */
-const DEV = join(repositoryRoot, '..', 'shared', 'speech', 'dev');
-
-/** One recording each of two different so762 speakers from the dev manifest (about 3 s of speech each). */
+/** One committed recording each of two different so762 speakers (about 3 s of speech each): the bench needs nothing beside the clone. */
 function twoSpeakers(): [string, string] {
-  const rows = readFileSync(join(DEV, 'manifest.tsv'), 'utf8')
-    .split('\n')
-    .slice(1)
-    .map((row) => row.split('\t'))
-    .filter((row) => row[1] === 'so762');
-  const first = rows[0];
-  const second = rows.find((row) => row[2] !== first?.[2]);
-  if (!first || !second) throw new Error('the dev manifest needs two so762 speakers');
-  return [join(DEV, first[0]!), join(DEV, second[0]!)];
+  return [ENROLL_CLIPS[0]!, OTHER_SPEAKER_CLIPS[0]!];
 }
 
 async function compareOnce(originUrl: string, token: string, audio1: Uint8Array, audio2: Uint8Array): Promise<number> {
