@@ -111,6 +111,7 @@ describe('loadConfig', () => {
   it('reads the voiceprint engine settings: models under DATA_DIR, queue, threads, backend and threshold overrides', () => {
     expect(loadConfig({ DATA_DIR: '/srv/vip/' }).voiceprint).toEqual({
       modelsDir: '/srv/vip/models',
+      model: undefined,
       backend: 'auto',
       threads: undefined,
       maxQueue: 16,
@@ -124,6 +125,7 @@ describe('loadConfig', () => {
     });
     const config = loadConfig({
       MODELS_DIR: '/models',
+      VOICEPRINT_MODEL: 'vip-speaker-v1',
       VOICEPRINT_BACKEND: 'node',
       VOICEPRINT_THREADS: '3',
       VOICEPRINT_MAX_QUEUE: '0',
@@ -131,6 +133,7 @@ describe('loadConfig', () => {
     });
     expect(config.voiceprint).toEqual({
       modelsDir: '/models',
+      model: 'vip-speaker-v1',
       backend: 'node',
       threads: 3,
       maxQueue: 0,
@@ -144,5 +147,6 @@ describe('loadConfig', () => {
     });
     expect(() => loadConfig({ VOICEPRINT_THRESHOLDS: 'campplus-voxceleb' })).toThrow(/VOICEPRINT_THRESHOLDS/);
     expect(() => loadConfig({ VOICEPRINT_BACKEND: 'gpu' })).toThrow(/VOICEPRINT_BACKEND/);
+    expect(() => loadConfig({ VOICEPRINT_MODEL: "v1'; drop table voices" })).toThrow(/VOICEPRINT_MODEL/);
   });
 });

@@ -37,6 +37,8 @@ const envSchema = z
     /** Where fetched speaker models live; default DATA_DIR/models. */
     MODELS_DIR: optional(z.string()),
     VOICEPRINT_BACKEND: optional(z.enum(['auto', 'web', 'node'])).default('auto'),
+    /** Run this manifest model instead of the automatic choice (fetched CAM++, else the first bundled): pins the model across an upgrade. */
+    VOICEPRINT_MODEL: optional(z.string().regex(/^[\w.-]+$/, 'a model name from the manifest')),
     /** Worker threads of the voiceprint engine; default: one less than the cores, at most 2. */
     VOICEPRINT_THREADS: optional(z.coerce.number().int().min(1).max(64)),
     /** Files allowed to wait for a thread; beyond that, 503 with Retry-After. */
@@ -119,6 +121,7 @@ export interface OriginConfig {
   protection: { screeningPerMinute: number; licenseRequestsPerMinute: number; licensingUrl: string };
   voiceprint: {
     modelsDir: string;
+    model: string | undefined;
     backend: 'auto' | 'web' | 'node';
     threads: number | undefined;
     maxQueue: number;
@@ -187,6 +190,7 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
     },
     voiceprint: {
       modelsDir: e.MODELS_DIR ?? `${e.DATA_DIR.replace(/\/+$/, '')}/models`,
+      model: e.VOICEPRINT_MODEL,
       backend: e.VOICEPRINT_BACKEND,
       threads: e.VOICEPRINT_THREADS,
       maxQueue: e.VOICEPRINT_MAX_QUEUE,

@@ -24,6 +24,7 @@ const tokens = await createAccessTokens(signingJwk);
 const outbox = new OutboxSignal();
 const voiceprint = await createVoiceprintEngine({
   modelsDir: config.voiceprint.modelsDir,
+  model: config.voiceprint.model,
   backend: config.voiceprint.backend,
   threads: config.voiceprint.threads,
   maxQueue: config.voiceprint.maxQueue,

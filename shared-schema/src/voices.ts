@@ -79,6 +79,11 @@ export const voiceSummarySchema = z
     consent_status: z.enum(CONSENT_STATUSES),
     created_at: isoTimestamp,
     model: z.string(),
+    voiceprint_current: z
+      .boolean()
+      .describe(
+        'false when the voice was enrolled under another model than the one the service runs: detection, screening and identity-conflict searches do not find it until it is re-enrolled (POST /api/v1/voices/{voice_id}/re-enroll)',
+      ),
     speech_seconds: z.number(),
   })
   .meta({ id: 'VoiceSummary' });

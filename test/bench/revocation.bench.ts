@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { readSpeechManifest } from '../../origin/src/voiceprint/speech-manifest.js';
 import { json, post, type RunningService, startService } from '../support/service.js';
 import { SPEECH_DIR } from '../support/speech.js';
 import type { Bench, Figure } from './bench.js';
@@ -98,18 +99,18 @@ async function routeAnswers(method: string, url: string, headers: Headers): Prom
 
 /** Several clips of one speaker of the committed speech fixtures, enough for the ≥ 10 s of speech enrollment needs. */
 function enrollmentForm(consentId: string): FormData {
-  const rows = readFileSync(join(SPEECH_DIR, 'manifest.tsv'), 'utf8')
-    .trim()
-    .split('\n')
-    .slice(1)
-    .map((line) => line.split('\t'));
-  const speaker = rows[0]![2];
+  const recordings = readSpeechManifest(SPEECH_DIR);
+  const speaker = recordings[0]!.speaker;
   const form = new FormData();
   let seconds = 0;
-  for (const [path, , rowSpeaker, rowSeconds] of rows) {
-    if (rowSpeaker !== speaker || seconds >= 30) continue;
-    form.append('audio', new Blob([readFileSync(join(SPEECH_DIR, path!))], { type: 'audio/ogg' }), path!.split('/').pop());
-    seconds += Number(rowSeconds);
+  for (const recording of recordings) {
+    if (recording.speaker !== speaker || seconds >= 30) continue;
+    form.append(
+      'audio',
+      new Blob([readFileSync(join(SPEECH_DIR, recording.path))], { type: 'audio/ogg' }),
+      recording.path.split('/').pop(),
+    );
+    seconds += recording.seconds;
   }
   form.append('name', 'Bench voice');
   form.append('consent_id', consentId);

@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { limits } from '@vip/shared-schema';
 import { createOriginClient, ProblemError } from '@vip/shared-schema/client';
 import { mulberry32 } from '../../origin/src/testing/random.js';
+import { readSpeechManifest } from '../../origin/src/voiceprint/speech-manifest.js';
 import { startOriginPlane } from '../support/service.js';
 import { median, round } from './support/stats.js';
 
@@ -85,13 +86,10 @@ export interface SequentialOptions {
 
 /** The speakers of a manifest, their recordings split in two halves of about equal duration. */
 export function readSpeakers(speechDir: string): Speaker[] {
-  const rows = readFileSync(join(speechDir, 'manifest.tsv'), 'utf8').trim().split('\n').slice(1);
   const bySpeaker = new Map<string, { set: string; recordings: Recording[] }>();
-  for (const row of rows) {
-    const [path, set, id, seconds] = row.split('\t');
-    if (!path || !set || !id || !seconds) throw new Error(`manifest row "${row}" lacks a field`);
+  for (const { path, set, speaker: id, seconds } of readSpeechManifest(speechDir)) {
     const speaker = bySpeaker.get(id) ?? { set, recordings: [] };
-    speaker.recordings.push({ path, seconds: Number(seconds) });
+    speaker.recordings.push({ path, seconds });
     bySpeaker.set(id, speaker);
   }
   return [...bySpeaker].map(([id, { set, recordings }]) => {

@@ -171,6 +171,13 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
       url: `${s.origin}/api/v1/voices/enroll`,
       form: await s.enrollForm('Mass Enrolled', await s.consent(owner), SPEAKERS.b.slice(0, 4)),
     }),
+    reenrollVoice: async () => {
+      const form = new FormData();
+      for (const [index, file] of SPEAKERS.a.slice(0, 4).entries()) {
+        form.append('audio', new Blob([await readFile(file)], { type: 'audio/ogg' }), `take-${index}.opus`);
+      }
+      return { url: `${s.origin}/api/v1/voices/${voiceId}/re-enroll`, form };
+    },
     compareVoices: async () => {
       const form = new FormData();
       form.set('audio1', new Blob([await readFile(SPEAKERS.a[0]!)], { type: 'audio/ogg' }), 'one.opus');

@@ -203,6 +203,17 @@ describe('object-level authorization: another owner, another platform', () => {
       // A request is its platform's to read; no owner (not even the voice's) reads it here.
       await expectProblem(await call('getLicenseRequest', 'GET', `/api/v1/license-requests/${requestOnA}`), 404, 'not_found');
     },
+    reenrollVoice: async () => {
+      const form = new FormData();
+      form.set('audio', new Blob([await readFile(SPEAKERS.b[0]!)], { type: 'audio/ogg' }), 'take.opus');
+      attempts.push({ route: 'reenrollVoice', input: "replace another owner's voiceprint" });
+      const response = await s.call('reenrollVoice', `${s.origin}/api/v1/voices/${voiceA}/re-enroll`, {
+        method: 'POST',
+        headers: asB(),
+        body: form,
+      });
+      await expectProblem(response, 404, 'not_found');
+    },
     compareVoices: async () => {
       const form = new FormData();
       form.set('audio1', new Blob([await readFile(SPEAKERS.a[0]!)], { type: 'audio/ogg' }), 'probe.opus');

@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createVoiceprintEngine, type VoiceprintEngine } from '../voiceprint/index.js';
 import { type Calibration, defaultSearchTargets, perPairRate, type SearchTargets } from '../voiceprint/operating-points.js';
+import { readSpeechManifest, type SpeechRecording } from '../voiceprint/speech-manifest.js';
 import { pcm16Wav, speechDir } from '../voiceprint/test-support/fixtures.js';
 import { shippedBundledModel, writeTestModels } from '../voiceprint/test-support/stand-ins.js';
 
 /** Models whose weights are trained: with a calibrated threshold, their same/different verdicts can be asserted. */
-const TRAINED_MODELS = ['vip-speaker-v1', 'campplus-voxceleb'];
+const TRAINED_MODELS = ['vip-speaker-v2', 'vip-speaker-v1', 'campplus-voxceleb'];
 
 /**
  * One engine per test file (starting one takes seconds): the shipped model when its file is in
@@ -70,24 +71,11 @@ export async function startReviewBandEngine(points: { review: number; strict: nu
 export const hasCalibratedModel = (engine: VoiceprintEngine): boolean =>
   TRAINED_MODELS.includes(engine.model.name) && engine.points(engine.model.name).sample_vs_sample.verify > 0;
 
-interface SpeechFile {
-  path: string;
-  speaker: string;
-  seconds: number;
-}
-
-let speechManifest: SpeechFile[] | undefined;
+let speechManifest: SpeechRecording[] | undefined;
 
 /** A speaker's recordings in the committed speech fixtures (`so762:SPEAKER9622`), longest first, as bytes. */
 export function speakerRecordings(speaker: string, from: number, count: number): Uint8Array[] {
-  speechManifest ??= readFileSync(path.join(speechDir, 'manifest.tsv'), 'utf8')
-    .trim()
-    .split('\n')
-    .slice(1)
-    .map((line) => {
-      const [file, , id, seconds] = line.split('\t');
-      return { path: file!, speaker: id!, seconds: Number(seconds) };
-    });
+  speechManifest ??= readSpeechManifest(speechDir);
   const files = speechManifest
     .filter((file) => file.speaker === speaker)
     .sort((a, b) => b.seconds - a.seconds || a.path.localeCompare(b.path));

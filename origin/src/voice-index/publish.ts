@@ -14,12 +14,18 @@ export async function publishVoiceIndex(db: Executor, voiceId: string, now: Date
   await enqueueEdgeUpdate(db, { kind: 'voice', voice_id: voiceId, record }, now);
 }
 
+/**
+ * A voice held for review grants nothing at the edge, whatever consent and licences it kept (a
+ * re-enrolled voice can be held after both were given): it is published as a voice without consent
+ * or licences, and its full record again once an administrator clears it.
+ */
 function toIndexRecord(voice: VoiceRow, licenses: readonly LicenseRow[]): VoiceIndexRecord {
+  const held = voice.status === 'pending_review';
   return {
     voice_id: voice.id,
     owner_id: voice.ownerId,
-    consent_status: voice.consentStatus,
-    licenses: licenses.map((licence) => ({
+    consent_status: held ? 'unknown' : voice.consentStatus,
+    licenses: (held ? [] : licenses).map((licence) => ({
       license_id: licence.id,
       platform_name: licence.platformName,
       scopes: licence.scopes,

@@ -4,29 +4,30 @@ import type { ProblemError } from '@vip/shared-schema/problem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVoiceprintEngine, type VoiceprintEngine } from './engine.js';
 import type { TaggedEmbedding } from './similarity.js';
+import { readSpeechManifest } from './speech-manifest.js';
 import { speechDir } from './test-support/fixtures.js';
 import { shippedBundledModel, writeTestModels } from './test-support/stand-ins.js';
 import { TempDir } from './test-support/temp-dir.js';
 
-const BUNDLED_MODEL = 'vip-speaker-v1';
+/** The model the service runs: the manifest's first bundled one. */
+const BUNDLED_MODEL = shippedBundledModel()?.name;
 const SPEAKERS = ['SPEAKER0003', 'SPEAKER0024', 'SPEAKER0049', 'SPEAKER0093', 'SPEAKER0111'];
 const UTTERANCES_PER_SPEAKER = 4;
 
-/** The shipped model once its file is in place; until then the random stand-in, which cannot tell speakers apart. */
-const realBundledModelPresent = () => shippedBundledModel()?.name === BUNDLED_MODEL;
+/** The shipped model when its file is in place; otherwise the random stand-in, which cannot tell speakers apart. */
+const realBundledModelPresent = () => BUNDLED_MODEL !== undefined;
 
 function devUtterances(): Array<{ speaker: string; file: string }> {
-  const rows = readFileSync(path.join(speechDir, 'manifest.tsv'), 'utf8').trim().split('\n').slice(1);
+  const recordings = readSpeechManifest(speechDir);
   return SPEAKERS.flatMap((speaker) =>
-    rows
-      .map((row) => row.split('\t'))
-      .filter(([, , id]) => id === `so762:${speaker}`)
+    recordings
+      .filter((recording) => recording.speaker === `so762:${speaker}`)
       .slice(0, UTTERANCES_PER_SPEAKER)
-      .map(([file]) => ({ speaker, file: path.join(speechDir, file!) })),
+      .map((recording) => ({ speaker, file: path.join(speechDir, recording.path) })),
   );
 }
 
-describe(`speaker discrimination on the committed speech fixtures (${realBundledModelPresent() ? BUNDLED_MODEL : 'stand-in: vip-speaker-v1 not landed yet'})`, () => {
+describe(`speaker discrimination on the committed speech fixtures (${realBundledModelPresent() ? BUNDLED_MODEL : 'stand-in: no bundled model file'})`, () => {
   const tmp = new TempDir();
   let engine: VoiceprintEngine;
   const embeddings: Array<TaggedEmbedding & { speaker: string }> = [];

@@ -14,6 +14,7 @@ import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { Runtime } from '../runtime.js';
+import { publishVoiceIndex } from '../voice-index/publish.js';
 import { lockVoice, type VoiceRow } from '../voice-index/store.js';
 import { eraseVoice } from './erase.js';
 import * as store from './store.js';
@@ -102,13 +103,14 @@ export class VoiceReviewService {
         await store.setVoiceStatus(tx, voiceId, 'ready', now);
         await store.deleteReview(tx, voiceId);
         await tellBothOwners(tx, runtime, 'cleared', held, matched, principal, now);
+        // A re-enrolled voice held with consent and licences gets them back at the edge.
+        await publishVoiceIndex(tx, voiceId, now);
       } else {
         await tellBothOwners(tx, runtime, 'rejected', held, matched, principal, now);
         await eraseVoice(tx, runtime, voice, principal, now);
       }
     });
-    // A cleared voice's edge record is unchanged (its consent is still to be granted); a rejected one was deleted.
-    if (decision === 'reject') this.deps.outbox.nudge();
+    this.deps.outbox.nudge();
     return { voice_id: voiceId, status: decision === 'clear' ? ('ready' as const) : ('rejected' as const) };
   }
 }

@@ -5,6 +5,7 @@ import {
   enrollVoiceRoute,
   listVoiceReviewsRoute,
   listVoicesRoute,
+  reenrollVoiceRoute,
 } from '@vip/shared-schema/routes/origin-voices';
 import type { FastifyInstance } from 'fastify';
 import { type Guards, principalOf } from '../auth/guard.js';
@@ -23,6 +24,14 @@ export function registerVoiceRoutes(app: FastifyInstance, registry: ContractRegi
         fields: ['name', 'consent_id'],
       });
       return voices.enroll(principalOf(request), form);
+    },
+  });
+
+  addRoute(app, registry, reenrollVoiceRoute, {
+    guards: [guards.bearer],
+    handler: async ({ params }, request) => {
+      const form = await readMultipartForm(request, { files: { audio: { maxCount: limits.enrollMaxFiles } }, fields: [] });
+      return voices.reenroll(principalOf(request), params.voice_id, form);
     },
   });
 

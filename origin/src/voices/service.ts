@@ -17,7 +17,7 @@ import { recordEvent } from '../events/store.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { MultipartForm } from '../http/multipart-form.js';
 import type { Runtime } from '../runtime.js';
-import { lockVoiceFor } from '../voice-index/access.js';
+import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
 import type { EmbedFileResult, EnrollmentResult, VoiceprintEngine } from '../voiceprint/index.js';
 import { voiceAuditRecord } from './audit-records.js';
@@ -33,6 +33,16 @@ export interface VoiceServiceDeps {
   engine?: VoiceprintEngine;
 }
 
+function audioFilesOf(form: MultipartForm): Uint8Array[] {
+  const files = form.files.get('audio') ?? [];
+  if (files.length === 0) {
+    throw new ProblemError('validation_failed', 'The multipart form is invalid.', {
+      errors: [{ field: 'body.audio', message: 'at least one audio file is required' }],
+    });
+  }
+  return files;
+}
+
 /** Engine answers that mean "this audio cannot make a voiceprint": the attempt is reported as `enrollment.failed`. */
 const FAILED_ENROLLMENT_CODES = new Set<string>(AUDIO_PROBLEM_CODES);
 
@@ -43,37 +53,22 @@ export class VoiceService {
 
   async enroll(principal: Principal, form: MultipartForm) {
     const { db, runtime } = this.deps;
-    const engine = this.deps.engine;
-    if (!engine) throw new ProblemError('unavailable', 'This process has no voiceprint engine.');
+    const engine = this.engineOrUnavailable();
     const parsed = enrollFieldsSchema.safeParse(Object.fromEntries(form.fields));
     if (!parsed.success) throw validationProblem(parsed.error.issues, 'body');
-    const files = form.files.get('audio') ?? [];
-    if (files.length === 0) {
-      throw new ProblemError('validation_failed', 'The multipart form is invalid.', {
-        errors: [{ field: 'body.audio', message: 'at least one audio file is required' }],
-      });
-    }
+    const files = audioFilesOf(form);
     const { name, consent_id: consentId } = parsed.data;
     // Checked before the audio is processed, and again under lock when the voice is stored.
     usableConsent(await consents.findConsent(db, consentId), principal.userId);
 
     const enrollment = await this.embedForEnrollment(engine, principal.userId, name, files);
-    // Both points target a false-positive identification rate per search at the design registry
-    // size (operating-points.ts): refused above `strict`, held for an administrator from `review`.
-    const conflictPoints = engine.points(enrollment.model).enrollment_vs_enrollment;
     const quality = summarizeQuality(enrollment.files);
     const now = runtime.clock.now();
     const outcome = await db.transaction(async (tx): Promise<EnrollOutcome> => {
       await store.serializeEnrollments(tx, enrollment.model);
       usableConsent(await consents.lockConsent(tx, consentId), principal.userId);
-      const nearest = await store.nearestVoice(tx, enrollment, principal.userId);
-      if (nearest && nearest.similarity >= conflictPoints.strict) {
-        await recordEnrollmentFailure(tx, principal.userId, name, 'identity_conflict', now);
-        // The protected owner finds the refused attempt in the audit log of their voice.
-        await queueAuditRecords(tx, [voiceAuditRecord('enrollment.refused', nearest.voiceId, principal, now, runtime.newId())], now);
-        return { kind: 'conflict' };
-      }
-      const match = nearest && nearest.similarity >= conflictPoints.review ? nearest : null;
+      const match = await this.searchForConflict(tx, engine, enrollment, principal, principal.userId, name, now);
+      if (match === 'refused') return { kind: 'conflict' };
       const voice = await store.insertVoice(tx, {
         id: runtime.newId(),
         ownerId: principal.userId,
@@ -92,35 +87,47 @@ export class VoiceService {
         embedding: enrollment.embedding,
       });
       await consents.attachConsentToVoice(tx, consentId, voice.id);
-      await recordEvent(
-        tx,
-        {
-          type: 'enrollment.complete',
-          voiceId: voice.id,
-          ownerId: principal.userId,
-          fields: { name, model: enrollment.model, status: voice.status },
-        },
-        now,
-      );
-      if (match) await holdForReview(tx, runtime, voice, match, principal, now);
-      // The gate now answers blocked/no_consent for this voice instead of no_registry_record; a held
-      // voice keeps answering so, since it can get neither consent nor licences until cleared.
-      await publishVoiceIndex(tx, voice.id, now);
+      await this.completeEnrollment(tx, voice, match, principal, now);
       return { kind: 'enrolled', voice };
     });
-    if (outcome.kind === 'conflict') {
-      throw new ProblemError('identity_conflict', 'This voice is already enrolled by another owner.');
-    }
-    this.deps.outbox.nudge();
-    const { voice } = outcome;
-    return {
-      voice_id: voice.id,
-      name: voice.name,
-      status: voice.status,
-      speech_seconds: voice.speechSeconds,
-      quality,
-      model: voice.model,
-    };
+    return this.answerEnrollment(outcome, quality);
+  }
+
+  /**
+   * A new voiceprint for an enrolled voice, under the model the service runs now (docs/VOICEPRINT-UPGRADES.md).
+   * The voice keeps its id, its biometric consent (which already covers this voice), its synthesis
+   * consent and its licences; the new voiceprint goes through the same 1:N identity search as an
+   * enrollment, against every other owner's voice.
+   */
+  async reenroll(principal: Principal, voiceId: string, form: MultipartForm) {
+    const { db, runtime } = this.deps;
+    const engine = this.engineOrUnavailable();
+    const files = audioFilesOf(form);
+    // Checked before the audio is processed, and again under lock when the voiceprint is replaced.
+    const before = await findVoiceFor(db, principal, voiceId);
+    refuseWhileHeld(before, 'a new voiceprint');
+
+    const enrollment = await this.embedForEnrollment(engine, before.ownerId, before.name, files);
+    const quality = summarizeQuality(enrollment.files);
+    const now = runtime.clock.now();
+    const outcome = await db.transaction(async (tx): Promise<EnrollOutcome> => {
+      await store.serializeEnrollments(tx, enrollment.model);
+      const voice = await lockVoiceFor(tx, principal, voiceId);
+      refuseWhileHeld(voice, 'a new voiceprint');
+      const match = await this.searchForConflict(tx, engine, enrollment, principal, voice.ownerId, voice.name, now);
+      if (match === 'refused') return { kind: 'conflict' };
+      const replaced = await store.replaceVoiceprint(tx, voice.id, {
+        status: match ? 'pending_review' : 'ready',
+        model: enrollment.model,
+        embedding: enrollment.embedding,
+        speechSeconds: enrollment.speechSeconds,
+        quality,
+        updatedAt: now,
+      });
+      await this.completeEnrollment(tx, replaced, match, principal, now);
+      return { kind: 'enrolled', voice: replaced };
+    });
+    return this.answerEnrollment(outcome, quality);
   }
 
   async list(principal: Principal, query: z.output<typeof listVoicesQuerySchema>) {
@@ -137,6 +144,8 @@ export class VoiceService {
         consent_status: voice.consentStatus,
         created_at: voice.createdAt.toISOString(),
         model: voice.model,
+        // A process without an engine runs no 1:N search, so no voiceprint of it is out of date.
+        voiceprint_current: this.deps.engine ? voice.model === this.deps.engine.model.name : true,
         speech_seconds: voice.speechSeconds,
       })),
       next_cursor: rows.length > query.limit && last ? encodeCursor({ at: last.createdAt, id: last.id }) : null,
@@ -150,6 +159,74 @@ export class VoiceService {
     const erased = await db.transaction(async (tx) => eraseVoice(tx, runtime, await lockVoiceFor(tx, principal, voiceId), principal, now));
     this.deps.outbox.nudge();
     return { voice_id: voiceId, deleted: true as const, erased };
+  }
+
+  private engineOrUnavailable(): VoiceprintEngine {
+    if (!this.deps.engine) throw new ProblemError('unavailable', 'This process has no voiceprint engine.');
+    return this.deps.engine;
+  }
+
+  /**
+   * The 1:N identity search, under the enrollment lock, over every voice not owned by `ownerId`.
+   * Both points target a false-positive identification rate per search at the design registry size
+   * (operating-points.ts): `refused` above `strict` (the attempt is reported to its owner, and audited
+   * on the matched voice, whose owner finds it there), the matched voice from `review`, else null.
+   */
+  private async searchForConflict(
+    tx: Executor,
+    engine: VoiceprintEngine,
+    enrollment: EnrollmentResult,
+    principal: Principal,
+    ownerId: string,
+    name: string,
+    now: Date,
+  ): Promise<store.NearVoice | 'refused' | null> {
+    const points = engine.points(enrollment.model).enrollment_vs_enrollment;
+    const nearest = await store.nearestVoice(tx, enrollment, ownerId);
+    if (nearest && nearest.similarity >= points.strict) {
+      await recordEnrollmentFailure(tx, ownerId, name, 'identity_conflict', now);
+      await queueAuditRecords(
+        tx,
+        [voiceAuditRecord('enrollment.refused', nearest.voiceId, principal, now, this.deps.runtime.newId())],
+        now,
+      );
+      return 'refused';
+    }
+    return nearest && nearest.similarity >= points.review ? nearest : null;
+  }
+
+  /** What every stored voiceprint is followed by, in its transaction. */
+  private async completeEnrollment(tx: Executor, voice: store.VoiceRow, match: store.NearVoice | null, principal: Principal, now: Date) {
+    await recordEvent(
+      tx,
+      {
+        type: 'enrollment.complete',
+        voiceId: voice.id,
+        ownerId: voice.ownerId,
+        fields: { name: voice.name, model: voice.model, status: voice.status },
+      },
+      now,
+    );
+    if (match) await holdForReview(tx, this.deps.runtime, voice, match, principal, now);
+    // A new voice now answers blocked/no_consent at the gate instead of no_registry_record; a held
+    // voice is published as granting nothing until it is cleared (voice-index/publish.ts).
+    await publishVoiceIndex(tx, voice.id, now);
+  }
+
+  private answerEnrollment(outcome: EnrollOutcome, quality: ReturnType<typeof summarizeQuality>) {
+    if (outcome.kind === 'conflict') {
+      throw new ProblemError('identity_conflict', 'This voice is already enrolled by another owner.');
+    }
+    this.deps.outbox.nudge();
+    const { voice } = outcome;
+    return {
+      voice_id: voice.id,
+      name: voice.name,
+      status: voice.status,
+      speech_seconds: voice.speechSeconds,
+      quality,
+      model: voice.model,
+    };
   }
 
   /** Audio that cannot make a voiceprint is refused as the engine says, and the attempt is reported. */

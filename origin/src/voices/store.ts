@@ -62,6 +62,23 @@ export async function insertEmbedding(db: Executor, row: { voiceId: string; owne
   );
 }
 
+/** A new voiceprint for an enrolled voice (re-enrollment): the voice row's model and summary follow it. */
+export async function replaceVoiceprint(
+  db: Executor,
+  voiceId: string,
+  change: Pick<VoiceRow, 'status' | 'model' | 'speechSeconds' | 'quality' | 'updatedAt'> & { embedding: Float32Array },
+): Promise<VoiceRow> {
+  const { embedding, ...voice } = change;
+  const [row] = await db.update(voices).set(voice).where(eq(voices.id, voiceId)).returning();
+  await withoutVectorsInErrors(() =>
+    db
+      .update(voiceEmbeddings)
+      .set({ model: change.model, embedding: toVectorLiteral(embedding) })
+      .where(eq(voiceEmbeddings.voiceId, voiceId)),
+  );
+  return row!;
+}
+
 export interface NearVoice {
   voiceId: string;
   ownerId: string;

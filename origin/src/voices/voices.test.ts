@@ -360,6 +360,7 @@ describe('GET /api/v1/voices', () => {
       consent_status: 'unknown',
       created_at: new Date(base + 2000).toISOString(),
       model: engine.model.name,
+      voiceprint_current: true,
       speech_seconds: 12.5,
     });
     expect(first.next_cursor).toEqual(expect.any(String));

@@ -88,6 +88,12 @@ export function createOriginClient(options: OriginClientOptions) {
         for (const [index, audio] of input.audio.entries()) appendAudio(form, 'audio', audio, index);
         return call(voices.enrollVoiceRoute, { body: form }, o);
       },
+      /** A new voiceprint under the model the service runs now; the voice keeps its consents and licences. */
+      reenroll: (voiceId: string, audio: EnrollInput['audio'], o?: CallOptions) => {
+        const form = new FormData();
+        for (const [index, recording] of audio.entries()) appendAudio(form, 'audio', recording, index);
+        return call(voices.reenrollVoiceRoute, { params: { voice_id: voiceId }, body: form }, o);
+      },
       list: (query: QueryOf<typeof voices.listVoicesRoute> = {}, o?: CallOptions) => call(voices.listVoicesRoute, { query }, o),
       delete: (voiceId: string, o?: CallOptions) => call(voices.deleteVoiceRoute, { params: { voice_id: voiceId } }, o),
       /** Synthesis consent: `active` lets the gate approve (with a licence), `withdrawn` stops approvals. */

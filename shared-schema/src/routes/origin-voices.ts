@@ -63,6 +63,31 @@ export const enrollVoiceRoute = defineRoute({
   problems: [...bearerProblems, ...audioProblems, 'consent_required', 'identity_conflict'],
 });
 
+export const reenrollVoiceRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/voices/{voice_id}/re-enroll',
+  operationId: 'reenrollVoice',
+  summary: `Replace a voice's voiceprint with one made by the model the service runs now, from new recordings (${AUDIO_FORMATS}); the voice keeps its id, biometric consent, synthesis consent and licences. A voice enrolled under an earlier model (\`voiceprint_current\` false) is found by no 1:N search until it is re-enrolled`,
+  tag: 'voices',
+  auth: ['bearer'],
+  params: voiceParamsSchema,
+  multipart: {
+    audio: {
+      description: `one to ${limits.enrollMaxFiles} recordings of the voice's speaker, as for an enrollment`,
+      file: true,
+      multiple: true,
+      required: true,
+    },
+  },
+  success: {
+    status: 200,
+    description:
+      "Voiceprint replaced: `status` `ready`, or `pending_review` (granting nothing until an administrator clears it) when it resembles another owner's voice enough to need one",
+    schema: enrolledVoiceSchema,
+  },
+  problems: [...bearerProblems, ...audioProblems, 'not_found', 'voice_under_review', 'identity_conflict'],
+});
+
 export const listVoicesRoute = defineRoute({
   method: 'get',
   path: '/api/v1/voices',

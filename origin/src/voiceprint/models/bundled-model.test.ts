@@ -17,9 +17,9 @@ interface Entry {
   output: { name: string };
 }
 
-const manifest = JSON.parse(readFileSync(join(MODELS, 'manifest.json'), 'utf8')) as { models: Entry[] };
-const entry = manifest.models.find((m) => m.name === 'vip-speaker-v1') as Entry;
-const modelBytes = readFileSync(join(MODELS, entry.file));
+const manifest = JSON.parse(readFileSync(join(MODELS, 'manifest.json'), 'utf8')) as { models: Array<Entry & { source: string }> };
+/** Every model shipped in the repository: the one the service runs (the first) and the earlier ones kept for upgrades. */
+const bundled = manifest.models.filter((m) => m.source === 'bundled');
 
 function randomFeats(batch: number, frames: number, seed: number): ort.Tensor {
   let state = seed;
@@ -36,13 +36,18 @@ function rows(output: ort.Tensor): number[][] {
   return Array.from({ length: batch }, (_, b) => Array.from(data.subarray(b * dim, (b + 1) * dim)));
 }
 
-async function embed(session: ort.InferenceSession, feats: ort.Tensor): Promise<ort.Tensor> {
+async function embed(session: ort.InferenceSession, entry: Entry, feats: ort.Tensor): Promise<ort.Tensor> {
   const output = (await session.run({ [entry.input.name]: feats }))[entry.output.name];
   if (!output) throw new Error(`model has no output named ${entry.output.name}`);
   return output;
 }
 
-describe('bundled speaker model vip-speaker-v1', () => {
+it('ships at least one model', () => {
+  expect(bundled.length).toBeGreaterThan(0);
+});
+
+describe.each(bundled)('bundled speaker model $name', (entry) => {
+  const modelBytes = readFileSync(join(MODELS, entry.file));
   let session: ort.InferenceSession;
 
   beforeAll(async () => {
@@ -61,7 +66,7 @@ describe('bundled speaker model vip-speaker-v1', () => {
   });
 
   it('maps a [2, 300, 80] batch to [2, dim] unit-norm embeddings', async () => {
-    const embedding = await embed(session, randomFeats(2, 300, 1));
+    const embedding = await embed(session, entry, randomFeats(2, 300, 1));
     expect(embedding.dims).toEqual([2, entry.dim]);
     for (const row of rows(embedding)) {
       const norm = Math.sqrt(row.reduce((sum, x) => sum + x * x, 0));
@@ -70,8 +75,8 @@ describe('bundled speaker model vip-speaker-v1', () => {
   });
 
   it('gives different embeddings for different inputs', async () => {
-    const [a = []] = rows(await embed(session, randomFeats(1, 300, 1)));
-    const [b = []] = rows(await embed(session, randomFeats(1, 300, 2)));
+    const [a = []] = rows(await embed(session, entry, randomFeats(1, 300, 1)));
+    const [b = []] = rows(await embed(session, entry, randomFeats(1, 300, 2)));
     const maxDiff = Math.max(...a.map((x, i) => Math.abs(x - (b[i] ?? 0))));
     expect(maxDiff).toBeGreaterThan(1e-3);
   });

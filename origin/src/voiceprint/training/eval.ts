@@ -1,9 +1,9 @@
 /**
  * Scores the shipped ONNX speaker model on dev through onnxruntime-node, next to the non-neural
- * baseline (per-utterance fbank mean and std, cosine), and writes models/vip-speaker-v1.eval.json.
+ * baseline (per-utterance fbank mean and std, cosine), and writes models/<model>.eval.json.
  *
  *   /usr/bin/python3 origin/src/voiceprint/training/prep.py     # once: dev fbank cache
- *   npx tsx origin/src/voiceprint/training/eval.ts
+ *   npx tsx origin/src/voiceprint/training/eval.ts [--model NAME]   # default: the first bundled model
  *
  * The operating points the service decides with are set by evaluate.ts, through the service's own
  * pipeline; this script checks the export and compares with the baseline.
@@ -18,7 +18,7 @@ import { mulberry32 } from '../../testing/random.js';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const WORK = join(HERE, 'work');
 const MODELS = join(HERE, '..', 'models');
-const MODEL_NAME = 'vip-speaker-v1';
+const MODEL_OPTION = process.argv.includes('--model') ? process.argv[process.argv.indexOf('--model') + 1] : undefined;
 const MEL = 80;
 const DIFF_PAIRS = 200_000; // sampled different-speaker pairs per subset, when there are more
 const SEED = 20261122;
@@ -169,8 +169,9 @@ function round(x: number, digits = 2): number {
 async function main() {
   const manifestPath = join(MODELS, 'manifest.json');
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { models: ManifestEntry[] };
-  const entry = manifest.models.find((m) => m.name === MODEL_NAME);
-  if (!entry) throw new Error(`${MODEL_NAME} missing from manifest.json`);
+  const entry = manifest.models.find((m) => (MODEL_OPTION ? m.name === MODEL_OPTION : m.source === 'bundled'));
+  if (!entry) throw new Error(`${MODEL_OPTION ?? 'a bundled model'} missing from manifest.json`);
+  const modelName = entry.name;
   const modelBytes = readFileSync(join(MODELS, entry.file));
 
   const index = JSON.parse(readFileSync(join(WORK, 'dev_feats.json'), 'utf8')) as { utterances: Utterance[] };
@@ -243,7 +244,7 @@ async function main() {
   }
 
   console.log(
-    `${MODEL_NAME}: ${utts.length} dev utterances embedded in ${embedSeconds.toFixed(1)} s; ONNX vs torch max |diff| ${onnxVsTorch.toExponential(2)}`,
+    `${modelName}: ${utts.length} dev utterances embedded in ${embedSeconds.toFixed(1)} s; ONNX vs torch max |diff| ${onnxVsTorch.toExponential(2)}`,
   );
   console.log('subset    same    diff  model EER  baseline EER');
   for (const row of rows) console.log(row);
@@ -252,7 +253,7 @@ async function main() {
   }
 
   const report = {
-    model: MODEL_NAME,
+    model: modelName,
     file: entry.file,
     sha256: createHash('sha256').update(modelBytes).digest('hex'),
     runtime: `onnxruntime-node ${ort.env.versions?.common ?? ''}`.trim(),
@@ -268,7 +269,7 @@ async function main() {
     },
     low_far_point: operating.far_1pct,
   };
-  writeFileSync(join(MODELS, `${MODEL_NAME}.eval.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(MODELS, `${modelName}.eval.json`), `${JSON.stringify(report, null, 2)}\n`);
 }
 
 await main();

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { ProblemError } from '@vip/shared-schema/problem';
 import { createVoiceprintEngine } from '../index.js';
 import { bundledManifestPath, readManifest, selectModel } from '../manifest.js';
+import { readSpeechManifest, type SpeechRecording } from '../speech-manifest.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const WORK = join(HERE, 'work');
@@ -29,23 +30,11 @@ function option(name: string): string | undefined {
   return at >= 0 ? process.argv[at + 1] : undefined;
 }
 
-interface Recording {
-  path: string;
-  set: string;
-  speaker: string;
-}
-
-function readRecordings(dir: string): Recording[] {
-  const [header, ...lines] = readFileSync(join(dir, 'manifest.tsv'), 'utf8').trim().split('\n');
-  const columns = (header ?? '').split('\t');
-  return lines.map((line) => {
-    const cells = Object.fromEntries(line.split('\t').map((value, i) => [columns[i], value]));
-    return { path: cells.path!, set: cells.set!, speaker: cells.speaker! };
-  });
-}
+/** What the cache keeps of a recording (its seconds come from the engine's speech detection instead). */
+type Recording = Pick<SpeechRecording, 'path' | 'set' | 'speaker'>;
 
 async function embedAll(dir: string, model: string | undefined, cache: string) {
-  const recordings = readRecordings(dir);
+  const recordings = readSpeechManifest(dir).map(({ path, set, speaker }): Recording => ({ path, set, speaker }));
   const engine = await createVoiceprintEngine({ threads: 2, maxQueue: 10_000, ...(model ? { model } : {}) });
   const rows: Array<Recording & { speech_seconds: number; embedding: number[] }> = [];
   const skipped: Array<Recording & { code: string }> = [];

@@ -34,7 +34,10 @@ class Exported(nn.Module):
 
 
 def write_manifest(onnx_path, dim):
-    """Create or refresh this model's manifest entry; other entries and a calibrated threshold stay."""
+    """Create or refresh this model's manifest entry; other entries and a calibrated threshold stay.
+
+    A model new to the manifest goes before the other bundled models: the engine runs the first
+    bundled one (manifest.ts selectModel), so exporting a new version makes it the default."""
     path = os.path.join(MODELS, 'manifest.json')
     manifest = json.load(open(path)) if os.path.exists(path) else {'models': []}
     name = os.path.splitext(os.path.basename(onnx_path))[0]
@@ -51,7 +54,9 @@ def write_manifest(onnx_path, dim):
     if old:
         manifest['models'][manifest['models'].index(old)] = entry
     else:
-        manifest['models'].append(entry)
+        models = manifest['models']
+        first_bundled = next((i for i, m in enumerate(models) if m['source'] == 'bundled'), len(models))
+        models.insert(first_bundled, entry)
     with open(path, 'w') as f:
         f.write(json.dumps(manifest, indent=2) + '\n')
 
@@ -59,7 +64,7 @@ def write_manifest(onnx_path, dim):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--ckpt', default=os.path.join(WORK, 'last.pt'))
-    ap.add_argument('--out', default=os.path.join(MODELS, 'vip-speaker-v1.onnx'))
+    ap.add_argument('--out', default=os.path.join(MODELS, 'vip-speaker-v2.onnx'))
     args = ap.parse_args()
     torch.set_num_threads(2)
 

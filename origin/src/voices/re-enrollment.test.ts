@@ -1,0 +1,259 @@
+import { randomUUID } from 'node:crypto';
+import { consentSchema, enrolledVoiceSchema, PROBLEM_CONTENT_TYPE, voiceListSchema } from '@vip/shared-schema';
+import { asc, desc, eq, sql } from 'drizzle-orm';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { domainEvents, edgeOutbox, voiceEmbeddings, voices } from '../db/schema.js';
+import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { audioForm, EMBEDDING_LIKE, silentWav, speakerRecordings, startReviewBandEngine } from '../testing/voiceprint.js';
+import type { VoiceprintEngine } from '../voiceprint/index.js';
+
+/*
+ * Re-enrollment through the public API: a voice enrolled under a model the service no longer runs
+ * gets a voiceprint of the current model and keeps everything else. The engine's conflict points
+ * are fixed at 0.6 (review) and 0.8 (strict), and another owner's voice is stored at a chosen cosine
+ * from what the recordings embed to, as in reviews.test.ts.
+ */
+const REVIEW = 0.6;
+const STRICT = 0.8;
+const RETIRED_MODEL = 'vip-speaker-v0';
+
+let engine: VoiceprintEngine;
+let origin: TestOrigin;
+let admin: Owner;
+let probe: Float32Array;
+const recordings = () => speakerRecordings('so762:SPEAKER9622', 0, 3);
+const bodies: string[] = [];
+
+type Owner = Awaited<ReturnType<typeof loggedIn>>;
+
+beforeAll(async () => {
+  engine = await startReviewBandEngine({ review: REVIEW, strict: STRICT });
+  origin = await startTestOrigin({ voiceprint: engine });
+  admin = await loggedIn(origin, 'admin');
+  probe = (await engine.embedMany(recordings())).embedding;
+  await origin.app.inject({
+    method: 'POST',
+    url: '/api/v1/platforms',
+    headers: bearer(admin.accessToken),
+    payload: { name: 'Upgrade Platform' },
+  });
+});
+afterAll(async () => {
+  await origin?.close();
+  await engine?.close();
+});
+afterEach(async () => {
+  for (const body of bodies.splice(0)) expect(body).not.toMatch(EMBEDDING_LIKE);
+  for (const line of origin.logs) expect(line).not.toMatch(EMBEDDING_LIKE);
+  await origin.database.db.delete(voices);
+});
+
+async function inject(options: InjectOptions): Promise<LightMyRequestResponse> {
+  const response = await origin.app.inject(options);
+  bodies.push(response.body);
+  return response;
+}
+
+function expectProblem(response: LightMyRequestResponse, status: number, code: string) {
+  expect(response.statusCode, response.body).toBe(status);
+  expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
+  expect(response.json().code).toBe(code);
+}
+
+/** A unit vector at exactly `cosine` from the probe. */
+function atCosine(cosine: number): number[] {
+  const norm = Math.hypot(...probe);
+  const unit = Array.from(probe, (x) => x / norm);
+  const along = unit[0]!;
+  const orthogonal = unit.map((_, i) => (i === 0 ? 1 : 0) - along * unit[i]!);
+  const orthogonalNorm = Math.hypot(...orthogonal);
+  return unit.map((x, i) => cosine * x + Math.sqrt(1 - cosine ** 2) * (orthogonal[i]! / orthogonalNorm));
+}
+
+/** Another owner's voice under the current model, its voiceprint at `cosine` from the recordings'. */
+async function otherOwnersVoice(cosine: number): Promise<string> {
+  const owner = await loggedIn(origin);
+  const id = randomUUID();
+  await origin.database.db
+    .insert(voices)
+    .values({
+      id,
+      ownerId: owner.userId,
+      name: 'Protected voice',
+      status: 'ready',
+      model: engine.model.name,
+      speechSeconds: 30,
+      quality: {},
+    });
+  const embedding = `[${atCosine(cosine).join(',')}]`;
+  await origin.database.db.insert(voiceEmbeddings).values({ voiceId: id, ownerId: owner.userId, model: engine.model.name, embedding });
+  return id;
+}
+
+/**
+ * An owner's voice with synthesis consent and a live licence, whose voiceprint is then marked as made
+ * by a model the service no longer runs (what an upgrade leaves behind).
+ */
+async function licensedVoiceOfRetiredModel() {
+  const owner = await loggedIn(origin);
+  const consent = await inject({
+    method: 'POST',
+    url: '/api/v1/consents',
+    headers: bearer(owner.accessToken),
+    payload: { type: 'biometric', statement_version: '2026-01', accepted: true },
+  });
+  const enrolled = await inject({
+    method: 'POST',
+    url: '/api/v1/voices/enroll',
+    headers: bearer(owner.accessToken),
+    payload: audioForm({ audio: recordings() }, { name: 'Narrator', consent_id: consentSchema.parse(consent.json()).consent_id }),
+  });
+  expect(enrolled.statusCode, enrolled.body).toBe(201);
+  const voiceId = enrolledVoiceSchema.parse(enrolled.json()).voice_id;
+  const granted = await inject({
+    method: 'PUT',
+    url: `/api/v1/voices/${voiceId}/consent`,
+    headers: bearer(owner.accessToken),
+    payload: { status: 'active' },
+  });
+  expect(granted.statusCode, granted.body).toBe(200);
+  const licensed = await inject({
+    method: 'POST',
+    url: `/api/v1/voices/${voiceId}/licenses`,
+    headers: bearer(owner.accessToken),
+    payload: { platform_name: 'Upgrade Platform', scopes: ['audiobook'], expires_at: new Date(Date.now() + 86_400_000).toISOString() },
+  });
+  expect(licensed.statusCode, licensed.body).toBe(201);
+  await origin.database.db.update(voices).set({ model: RETIRED_MODEL }).where(eq(voices.id, voiceId));
+  await origin.database.db.update(voiceEmbeddings).set({ model: RETIRED_MODEL }).where(eq(voiceEmbeddings.voiceId, voiceId));
+  return { owner, voiceId };
+}
+
+const reenroll = (owner: Owner, voiceId: string, audio: Uint8Array[] = recordings()) =>
+  inject({
+    method: 'POST',
+    url: `/api/v1/voices/${voiceId}/re-enroll`,
+    headers: bearer(owner.accessToken),
+    payload: audioForm({ audio }, {}),
+  });
+
+const listed = async (owner: Owner) =>
+  voiceListSchema.parse((await inject({ method: 'GET', url: '/api/v1/voices', headers: bearer(owner.accessToken) })).json()).voices;
+
+/** The record the edge holds for the voice: the newest one published. */
+async function published(voiceId: string) {
+  const [row] = await origin.database.db
+    .select()
+    .from(edgeOutbox)
+    .where(eq(edgeOutbox.entityKey, voiceId))
+    .orderBy(desc(edgeOutbox.id))
+    .limit(1);
+  return (row!.payload as { record: { consent_status: string; licenses: unknown[] } | null }).record;
+}
+
+const storedVoiceprint = async (voiceId: string) =>
+  (
+    await origin.database.db
+      .select({ model: voiceEmbeddings.model, text: sql<string>`${voiceEmbeddings.embedding}::text` })
+      .from(voiceEmbeddings)
+      .where(eq(voiceEmbeddings.voiceId, voiceId))
+  )[0]!;
+
+describe('POST /api/v1/voices/{voice_id}/re-enroll', () => {
+  it('gives a voice of a retired model a voiceprint of the current one, keeping its id, consent and licences', async () => {
+    const { owner, voiceId } = await licensedVoiceOfRetiredModel();
+    expect(await listed(owner)).toEqual([expect.objectContaining({ voice_id: voiceId, model: RETIRED_MODEL, voiceprint_current: false })]);
+
+    const response = await reenroll(owner, voiceId);
+    expect(response.statusCode, response.body).toBe(200);
+    const voice = enrolledVoiceSchema.parse(response.json());
+    expect(voice).toMatchObject({ voice_id: voiceId, name: 'Narrator', status: 'ready', model: engine.model.name });
+    expect(voice.quality.files).toHaveLength(3);
+
+    expect(await listed(owner)).toEqual([
+      expect.objectContaining({ voice_id: voiceId, model: engine.model.name, voiceprint_current: true, consent_status: 'active' }),
+    ]);
+    expect((await storedVoiceprint(voiceId)).model).toBe(engine.model.name);
+    const record = await published(voiceId);
+    expect(record).toMatchObject({ consent_status: 'active', licenses: [expect.objectContaining({ platform_name: 'Upgrade Platform' })] });
+    const events = await origin.database.db
+      .select()
+      .from(domainEvents)
+      .where(eq(domainEvents.ownerId, owner.userId))
+      .orderBy(asc(domainEvents.id));
+    expect(events.at(-1)!.payload).toMatchObject({
+      event: 'enrollment.complete',
+      voice_id: voiceId,
+      model: engine.model.name,
+      status: 'ready',
+    });
+  });
+
+  it('holds a re-enrollment that resembles another owner: the edge record grants nothing until an administrator clears it', async () => {
+    const { owner, voiceId } = await licensedVoiceOfRetiredModel();
+    await otherOwnersVoice((REVIEW + STRICT) / 2);
+
+    const response = await reenroll(owner, voiceId);
+    expect(response.statusCode, response.body).toBe(200);
+    expect(enrolledVoiceSchema.parse(response.json()).status).toBe('pending_review');
+    expect(await published(voiceId)).toMatchObject({ consent_status: 'unknown', licenses: [] });
+    // Consent and licence are kept, only withheld: the owner's list still shows the consent.
+    expect(await listed(owner)).toEqual([expect.objectContaining({ status: 'pending_review', consent_status: 'active' })]);
+    expectProblem(await reenroll(owner, voiceId), 409, 'voice_under_review');
+
+    const cleared = await inject({
+      method: 'POST',
+      url: `/api/v1/admin/voice-reviews/${voiceId}`,
+      headers: bearer(admin.accessToken),
+      payload: { decision: 'clear' },
+    });
+    expect(cleared.statusCode, cleared.body).toBe(200);
+    expect(await published(voiceId)).toMatchObject({ consent_status: 'active', licenses: [expect.objectContaining({ status: 'active' })] });
+  });
+
+  it("refuses a voiceprint above another owner's strict point with 409 and keeps the old one", async () => {
+    const { owner, voiceId } = await licensedVoiceOfRetiredModel();
+    const before = await storedVoiceprint(voiceId);
+    await otherOwnersVoice(STRICT + 0.05);
+
+    expectProblem(await reenroll(owner, voiceId), 409, 'identity_conflict');
+    expect(await storedVoiceprint(voiceId)).toEqual(before);
+    expect(await listed(owner)).toEqual([expect.objectContaining({ status: 'ready', model: RETIRED_MODEL, voiceprint_current: false })]);
+    expect(await published(voiceId)).toMatchObject({ consent_status: 'active' });
+  });
+
+  it("answers another owner's voice and a missing one with 404 before any audio is processed", async () => {
+    const { voiceId } = await licensedVoiceOfRetiredModel();
+    const stranger = await loggedIn(origin);
+    // Silence would be refused as no_speech if it were processed.
+    expectProblem(await reenroll(stranger, voiceId, [silentWav(3)]), 404, 'not_found');
+    expectProblem(await reenroll(stranger, randomUUID(), [silentWav(3)]), 404, 'not_found');
+    expect((await storedVoiceprint(voiceId)).model).toBe(RETIRED_MODEL);
+  });
+
+  it('refuses a form without audio, unusable audio and unknown fields, and changes nothing', async () => {
+    const { owner, voiceId } = await licensedVoiceOfRetiredModel();
+    expectProblem(await reenroll(owner, voiceId, []), 422, 'validation_failed');
+    expectProblem(await reenroll(owner, voiceId, [silentWav(3)]), 422, 'no_speech');
+    const withName = await inject({
+      method: 'POST',
+      url: `/api/v1/voices/${voiceId}/re-enroll`,
+      headers: bearer(owner.accessToken),
+      payload: audioForm({ audio: recordings() }, { name: 'Renamed' }),
+    });
+    expectProblem(withName, 422, 'validation_failed');
+    expectProblem(
+      await inject({ method: 'POST', url: `/api/v1/voices/${voiceId}/re-enroll`, payload: audioForm({ audio: recordings() }, {}) }),
+      401,
+      'authentication_required',
+    );
+    expect((await storedVoiceprint(voiceId)).model).toBe(RETIRED_MODEL);
+    const events = await origin.database.db
+      .select()
+      .from(domainEvents)
+      .where(eq(domainEvents.ownerId, owner.userId))
+      .orderBy(asc(domainEvents.id));
+    expect(events.at(-1)!.payload).toMatchObject({ event: 'enrollment.failed', reason: 'no_speech' });
+  });
+});
