@@ -6,7 +6,7 @@ import { loadConfig } from './config.js';
 import { openConfiguredDatabase } from './db/open.js';
 import { OutboxSender } from './edge-sync/sender.js';
 import { OutboxSignal } from './edge-sync/signal.js';
-import { createAuditAndWebhookJobs } from './jobs/audit-and-webhook-jobs.js';
+import { createAuditAndWebhookJobs } from './jobs/background-jobs.js';
 import { LicenseExpiryJob } from './jobs/license-expiry.js';
 import { LicenseService } from './licenses/service.js';
 import { systemRuntime } from './runtime.js';

@@ -11,7 +11,7 @@ import { TransparencyLog } from '../../origin/src/audit/tlog-service.js';
 import * as tlogStore from '../../origin/src/audit/tlog-store.js';
 import { generateSigningJwk } from '../../origin/src/auth/access-tokens.js';
 import type { Database, DatabaseHandle } from '../../origin/src/db/client.js';
-import { createAuditAndWebhookJobs } from '../../origin/src/jobs/audit-and-webhook-jobs.js';
+import { createAuditAndWebhookJobs } from '../../origin/src/jobs/background-jobs.js';
 import { systemRuntime } from '../../origin/src/runtime.js';
 import { openScratchServerDatabase, openTestDatabase } from '../../origin/src/testing/database.js';
 import { startTestOrigin, type TestOrigin } from '../../origin/src/testing/origin.js';
