@@ -1,6 +1,6 @@
 import { type GateVariant, newWebhookSecret, PLATFORM_WEBHOOK_EVENTS, ProblemError, type WebhookEvent } from '@vip/shared-schema';
+import type { Caller } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
-import type { Caller } from '../platforms/caller-guard.js';
 import type { Runtime } from '../runtime.js';
 import { checkWebhookUrl, type Resolver, systemResolver } from './address-guard.js';
 import { SecretDecryptionError, SecretEncryption } from './secret-encryption.js';
