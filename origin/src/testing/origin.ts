@@ -16,7 +16,7 @@ import { openTestDatabase } from './database.js';
 export const fastHasher = (): PasswordHasher => scryptHasher({ logN: 10, r: 8, p: 1 });
 
 /** Real time plus an offset a test can move forward. */
-export function movableRuntime(): Runtime & { advance(ms: number): void } {
+function movableRuntime(): Runtime & { advance(ms: number): void } {
   let offset = 0;
   return {
     clock: { now: () => new Date(Date.now() + offset) },
