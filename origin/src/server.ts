@@ -9,7 +9,7 @@ import { type AccessTokens, generateSigningJwk } from './auth/access-tokens.js';
 import { createGuards } from './auth/guard.js';
 import type { PasswordHasher } from './auth/passwords.js';
 import { registerAuthRoutes } from './auth/routes.js';
-import { registerConsentRoutes } from './consents/routes.js';
+import { registerConsentRoutes } from './biometric-consent/routes.js';
 import { registerConsoleRoutes } from './console/routes.js';
 import type { DatabaseHandle } from './db/client.js';
 import { serializeError } from './db/errors.js';

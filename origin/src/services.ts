@@ -5,7 +5,7 @@ import { TransparencyLog } from './audit/tlog-service.js';
 import type { AccessTokens } from './auth/access-tokens.js';
 import type { PasswordHasher } from './auth/passwords.js';
 import { AuthService } from './auth/service.js';
-import { ConsentService } from './consents/service.js';
+import { ConsentService } from './biometric-consent/service.js';
 import type { Database } from './db/client.js';
 import { DetectionService } from './detection/service.js';
 import type { OutboxSignal } from './edge-sync/signal.js';
