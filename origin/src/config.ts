@@ -1,8 +1,30 @@
-import { DEFAULT_TLOG_ORIGIN, GATE_VARIANTS, type GateVariant } from '@vip/shared-schema';
+import { DEFAULT_RETRY_SCHEDULE_SECONDS, DEFAULT_TLOG_ORIGIN, GATE_VARIANTS, type GateVariant } from '@vip/shared-schema';
 import { z } from 'zod';
 import { parseJsonOrUndefined } from './parse-json.js';
-import { DEFAULT_RETRY_SCHEDULE_SECONDS } from './webhooks/schedule.js';
-import { type EncryptionKey, parseEncryptionKeys } from './webhooks/secret-encryption.js';
+
+// Nothing of the app is imported here but the dependency-free parse-json.ts: every domain may read
+// the configuration, and the configuration knows no domain (test/architecture/origin-layers.test.ts).
+
+/** A key that encrypts stored webhook secrets (webhooks/secret-encryption.ts). */
+export interface EncryptionKey {
+  /** Named in every stored value, so a value finds its key after the list changes. */
+  id: string;
+  /** 32 bytes. */
+  key: Buffer;
+}
+
+const KEY_ENTRY = /^([A-Za-z0-9_-]{1,64}):([A-Za-z0-9_-]{43})$/;
+
+/** `kid:key,kid:key…` (SECRETS_ENCRYPTION_KEYS, and the local key file), each key 32 bytes in base64url; the first encrypts. */
+export function parseEncryptionKeys(text: string): EncryptionKey[] {
+  const keys = text.split(',').map((entry) => {
+    const match = KEY_ENTRY.exec(entry.trim());
+    if (!match) throw new Error('expected kid:key[,kid:key…], each key 32 random bytes in base64url (43 characters)');
+    return { id: match[1]!, key: Buffer.from(match[2]!, 'base64url') };
+  });
+  if (new Set(keys.map((entry) => entry.id)).size !== keys.length) throw new Error('each kid may appear only once');
+  return keys;
+}
 
 /** The admin account `npm start` creates when ADMIN_EMAIL is not set. */
 export const DEFAULT_ADMIN_EMAIL = 'admin@vip.local';

@@ -4,11 +4,7 @@ import { ensureAdmin } from './auth/bootstrap.js';
 import { scryptHasher } from './auth/passwords.js';
 import { loadConfig } from './config.js';
 import { openConfiguredDatabase } from './db/open.js';
-import { OutboxSender } from './edge-sync/sender.js';
 import { OutboxSignal } from './edge-sync/signal.js';
-import { createAuditAndWebhookJobs } from './jobs/audit-and-webhook-jobs.js';
-import { LicenseExpiryJob } from './jobs/license-expiry.js';
-import { LicenseService } from './licenses/service.js';
 import { systemRuntime } from './runtime.js';
 import { buildServer } from './server.js';
 import { createVoiceprintEngine } from './voiceprint/index.js';
@@ -43,11 +39,10 @@ const webhooks = webhookSettings({
 const {
   app,
   auth,
-  audit,
-  tlog,
+  jobs,
   webhooks: webhookService,
 } = await buildServer({
-  db: database.db,
+  database,
   tokens,
   hasher: scryptHasher(),
   runtime: systemRuntime,
@@ -56,10 +51,18 @@ const {
   trustProxy: config.trustProxy,
   requestTimeoutMs: config.requestTimeoutMs,
   voiceprint,
+  closeVoiceprint: true,
   checkpoints,
   tlogOrigin: config.tlog.origin,
   webhooks,
   protection: config.protection,
+  jobs: {
+    edge: config.edge,
+    licenseExpiryIntervalMs: config.licenseExpiryIntervalMs,
+    auditCheckpointIntervalMs: config.auditCheckpointIntervalMs,
+    tlogCheckpointIntervalMs: config.tlog.checkpointIntervalMs,
+    webhookRetryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+  },
 });
 app.log.info({ model: voiceprint.model.name, backend: voiceprint.backend }, 'voiceprint engine ready');
 if (!config.jwtPrivateJwk) app.log.warn('JWT_PRIVATE_JWK is not set: signing with a key that lives only until this process ends');
@@ -88,52 +91,18 @@ if (admin.outcome === 'created_with_generated_password') {
   app.log.info({ admin: config.admin.email, outcome: admin.outcome }, 'admin account checked');
 }
 
-const sender = config.edge
-  ? new OutboxSender({
-      db: database.db,
-      edge: config.edge,
-      signal: outbox,
-      clock: systemRuntime.clock,
-      log: app.log.child({ component: 'edge-sync' }),
-    })
-  : null;
-if (!sender) app.log.warn('EDGE_URL is not set: edge index updates stay queued in the outbox');
-
-const licenseExpiry = new LicenseExpiryJob({
-  licenses: new LicenseService({ db: database.db, runtime: systemRuntime, outbox }),
-  intervalMs: config.licenseExpiryIntervalMs,
-  log: app.log.child({ component: 'license-expiry' }),
-});
-
-const auditAndWebhooks = createAuditAndWebhookJobs({
-  db: database.db,
-  clock: systemRuntime.clock,
-  log: app.log,
-  audit,
-  tlog,
-  edge: config.edge,
-  checkpointIntervalMs: config.auditCheckpointIntervalMs,
-  tlogCheckpointIntervalMs: config.tlog.checkpointIntervalMs,
-  webhookSender: webhooks.sender,
-  retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
-});
+if (!config.edge) app.log.warn('EDGE_URL is not set: edge index updates stay queued in the outbox');
 
 await app.listen({ port: config.port, host: config.host });
-sender?.start();
-licenseExpiry.start();
-auditAndWebhooks.start();
+jobs?.start();
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   app.log.info({ signal }, 'shutting down');
+  // Stops the server, then every background loop, the engine and the database (server.ts).
   await app.close();
-  await voiceprint.close();
-  await sender?.stop();
-  await licenseExpiry.stop();
-  await auditAndWebhooks.stop();
-  await database.close();
   process.exit(0);
 }
 process.once('SIGINT', () => void shutdown('SIGINT'));

@@ -1,51 +1,46 @@
 import type { Server } from 'node:http';
 import multipart from '@fastify/multipart';
-import { DEFAULT_TLOG_ORIGIN, limits } from '@vip/shared-schema';
+import { limits } from '@vip/shared-schema';
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
 import { type CheckpointSigner, createCheckpointSigner } from './audit/checkpoints.js';
 import { registerAuditRoutes } from './audit/routes.js';
-import { AuditService } from './audit/service.js';
 import { registerTlogRoutes } from './audit/tlog-routes.js';
-import { TransparencyLog } from './audit/tlog-service.js';
 import { type AccessTokens, generateSigningJwk } from './auth/access-tokens.js';
 import { createGuards } from './auth/guard.js';
 import type { PasswordHasher } from './auth/passwords.js';
 import { registerAuthRoutes } from './auth/routes.js';
-import { AuthService } from './auth/service.js';
-import { registerConsentRoutes } from './consents/routes.js';
-import { ConsentService } from './consents/service.js';
+import { registerConsentRoutes } from './biometric-consent/routes.js';
 import { registerConsoleRoutes } from './console/routes.js';
-import type { Database } from './db/client.js';
+import type { DatabaseHandle } from './db/client.js';
 import { serializeError } from './db/errors.js';
 import { registerDetectionRoutes } from './detection/routes.js';
-import { DetectionService } from './detection/service.js';
 import type { OutboxSignal } from './edge-sync/signal.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { LOG_REDACTIONS, logEachRequest } from './http/access-log.js';
 import { registerDocsRoutes } from './http/docs.js';
 import { installErrorHandling } from './http/error-handler.js';
-import { RateLimiter } from './http/rate-limit.js';
 import { echoRequestId, requestIdGenerator } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
-import type { ContractRegistry } from './http/routes.js';
+import type { ContractRegistry, RouteKit } from './http/routes.js';
+import { type BackgroundJobSettings, type BackgroundJobs, createBackgroundJobs } from './jobs/background-jobs.js';
 import { registerLicenseRequestRoutes } from './license-requests/routes.js';
-import { LicenseRequestService } from './license-requests/service.js';
-import { LicenseService } from './licenses/service.js';
+import { registerLicenseRoutes } from './licenses/routes.js';
+import { registerLicensingPageRoutes } from './licensing-page/routes.js';
 import { registerPlatformRoutes } from './platforms/routes.js';
-import { PlatformService } from './platforms/service.js';
 import type { Runtime } from './runtime.js';
 import { registerScreeningRoutes } from './screening/routes.js';
-import { ScreeningService } from './screening/service.js';
-import { registerRegistryRoutes } from './voice-index/routes.js';
+import { buildServices, type ProtectionSettings, type Services } from './services.js';
+import { registerConsentRoutes as registerSynthesisConsentRoutes } from './synthesis-consent/routes.js';
 import type { VoiceprintEngine } from './voiceprint/index.js';
-import { VoiceReviewService } from './voices/reviews.js';
 import { registerVoiceReviewRoutes, registerVoiceRoutes } from './voices/routes.js';
-import { VoiceService } from './voices/service.js';
 import { registerWebhookRoutes } from './webhooks/routes.js';
-import { WebhookService, type WebhookSettings, webhookSettings } from './webhooks/service.js';
+import { type WebhookSettings, webhookSettings } from './webhooks/service.js';
+
+export type { ProtectionSettings } from './services.js';
 
 export interface ServerDeps {
-  db: Database;
+  /** Closed when the app closes, after the background jobs stopped. */
+  database: DatabaseHandle;
   tokens: AccessTokens;
   hasher: PasswordHasher;
   runtime: Runtime;
@@ -56,6 +51,11 @@ export interface ServerDeps {
   requestTimeoutMs?: number;
   /** Absent where no audio is served (tests of other domains): enroll and compare answer 503. */
   voiceprint?: VoiceprintEngine;
+  /**
+   * Whether the app closes the engine when it closes: main.ts hands its engine over; a test file
+   * shares one across its origins and closes it itself.
+   */
+  closeVoiceprint?: boolean;
   /** Signs audit checkpoints; default a per-process key. */
   checkpoints?: CheckpointSigner;
   /** The transparency log's origin line; default DEFAULT_TLOG_ORIGIN. */
@@ -64,12 +64,8 @@ export interface ServerDeps {
   webhooks?: WebhookSettings;
   /** Limits and the licensing page of the protection loop; default: the configuration's defaults, http://localhost/licensing. */
   protection?: ProtectionSettings;
-}
-
-export interface ProtectionSettings {
-  screeningPerMinute: number;
-  licenseRequestsPerMinute: number;
-  licensingUrl: string;
+  /** Absent: no background loops are built (tests that drive one job themselves). */
+  jobs?: BackgroundJobSettings;
 }
 
 const DEFAULT_PROTECTION: ProtectionSettings = {
@@ -78,13 +74,11 @@ const DEFAULT_PROTECTION: ProtectionSettings = {
   licensingUrl: 'http://localhost/licensing',
 };
 
-export interface OriginServer {
+export interface OriginServer extends Services {
   app: FastifyInstance;
-  auth: AuthService;
   routeTable: RouteTable;
-  audit: AuditService;
-  tlog: TransparencyLog;
-  webhooks: WebhookService;
+  /** Built from `ServerDeps.jobs`; started by whoever listens (main.ts), stopped when the app closes. */
+  jobs: BackgroundJobs | null;
 }
 
 export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
@@ -121,60 +115,68 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   echoRequestId(app);
   logEachRequest(app);
 
-  const registry: ContractRegistry = [];
-  registerHealthRoutes(app, registry, { db: deps.db, voiceprint: deps.voiceprint });
-  const guards = createGuards(deps.tokens, deps.runtime.clock);
-  const auth = new AuthService({ db: deps.db, hasher: deps.hasher, tokens: deps.tokens, runtime: deps.runtime });
-  const platforms = new PlatformService({ db: deps.db, runtime: deps.runtime, outbox: deps.outbox });
-
-  registerAuthRoutes(app, registry, guards, auth, deps.tokens);
-  registerPlatformRoutes(app, registry, guards, platforms);
-  registerRegistryRoutes(app, registry, guards, { db: deps.db, runtime: deps.runtime, outbox: deps.outbox });
-  registerConsentRoutes(app, registry, guards, new ConsentService({ db: deps.db, runtime: deps.runtime }));
-  registerVoiceReviewRoutes(app, registry, guards, new VoiceReviewService({ db: deps.db, runtime: deps.runtime, outbox: deps.outbox }));
   const webhookConfig = deps.webhooks ?? webhookSettings({ allowLoopback: false, gateVariant: 'A' });
-  const protection = deps.protection ?? DEFAULT_PROTECTION;
-  const limiter = new RateLimiter(deps.db, deps.runtime.clock);
+  const checkpoints = deps.checkpoints ?? (await createCheckpointSigner(await generateSigningJwk(`ephemeral-${deps.runtime.newId()}`)));
+  const services = buildServices({
+    db: deps.database.db,
+    tokens: deps.tokens,
+    hasher: deps.hasher,
+    runtime: deps.runtime,
+    outbox: deps.outbox,
+    voiceprint: deps.voiceprint,
+    checkpoints,
+    tlogOrigin: deps.tlogOrigin,
+    webhooks: webhookConfig,
+    protection: deps.protection ?? DEFAULT_PROTECTION,
+  });
+  const jobs = deps.jobs
+    ? createBackgroundJobs({
+        db: deps.database.db,
+        clock: deps.runtime.clock,
+        log: app.log,
+        outbox: deps.outbox,
+        audit: services.audit,
+        tlog: services.tlog,
+        licenses: services.licenses,
+        webhookSender: webhookConfig.sender,
+        settings: deps.jobs,
+      })
+    : null;
+  // Shutdown is this one hook, in main.ts and in tests alike: after the server stopped taking requests.
+  app.addHook('onClose', async () => {
+    await jobs?.stop();
+    if (deps.closeVoiceprint) await deps.voiceprint?.close();
+    await deps.database.close();
+  });
+
+  const kit: RouteKit = {
+    app,
+    registry: [] as ContractRegistry,
+    guards: createGuards(app, { tokens: deps.tokens, clock: deps.runtime.clock, apiKeys: services.platforms }),
+  };
+  registerHealthRoutes(kit, services.health);
+  registerAuthRoutes(kit, services.auth, deps.tokens);
+  registerPlatformRoutes(kit, services.platforms);
+  registerSynthesisConsentRoutes(kit, services.synthesisConsents);
+  registerLicenseRoutes(kit, services.licenses);
+  registerLicensingPageRoutes(kit, services.licenses);
+  registerConsentRoutes(kit, services.consents);
+  registerVoiceReviewRoutes(kit, services.voiceReviews);
   // Multipart parsing only where audio is uploaded; every other route stays JSON-only.
   app.register(async (scope) => {
     await scope.register(multipart);
-    const engine = deps.voiceprint;
-    registerVoiceRoutes(scope, registry, guards, new VoiceService({ db: deps.db, runtime: deps.runtime, outbox: deps.outbox, engine }));
-    const reportDetections = webhookConfig.gateVariant === 'B';
-    registerDetectionRoutes(
-      scope,
-      registry,
-      guards,
-      deps.db,
-      new DetectionService({ db: deps.db, runtime: deps.runtime, engine, reportDetections }),
-    );
-    const screening = new ScreeningService({ db: deps.db, runtime: deps.runtime, limiter, engine, ...protection });
-    registerScreeningRoutes(scope, registry, guards, deps.db, screening);
+    const scoped = { ...kit, app: scope };
+    registerVoiceRoutes(scoped, services.voices);
+    registerDetectionRoutes(scoped, services.detection);
+    registerScreeningRoutes(scoped, services.screening);
   });
-  const checkpoints = deps.checkpoints ?? (await createCheckpointSigner(await generateSigningJwk(`ephemeral-${deps.runtime.newId()}`)));
-  const audit = new AuditService({ db: deps.db, clock: deps.runtime.clock, checkpoints });
-  const webhooks = new WebhookService({
-    db: deps.db,
-    runtime: deps.runtime,
-    settings: webhookConfig,
-  });
-  const tlog = new TransparencyLog({ db: deps.db, clock: deps.runtime.clock, checkpoints, origin: deps.tlogOrigin ?? DEFAULT_TLOG_ORIGIN });
-  const licenseRequests = new LicenseRequestService({
-    db: deps.db,
-    runtime: deps.runtime,
-    outbox: deps.outbox,
-    licenses: new LicenseService({ db: deps.db, runtime: deps.runtime, outbox: deps.outbox }),
-    limiter,
-    licenseRequestsPerMinute: protection.licenseRequestsPerMinute,
-    secretEncryption: webhookConfig.sender.secretEncryption,
-  });
-  registerLicenseRequestRoutes(app, registry, guards, deps.db, licenseRequests);
-  registerAuditRoutes(app, registry, deps.db, guards, audit);
-  registerTlogRoutes(app, registry, deps.db, guards, tlog);
-  registerWebhookRoutes(app, registry, guards, deps.db, webhooks);
-  registerConsoleRoutes(app, registry);
-  registerDocsRoutes(app, registry);
+  registerLicenseRequestRoutes(kit, services.licenseRequests);
+  registerAuditRoutes(kit, services.audit);
+  registerTlogRoutes(kit, services.tlog);
+  registerWebhookRoutes(kit, services.webhooks);
+  registerConsoleRoutes(kit);
+  registerDocsRoutes(kit);
 
   await app.ready();
-  return { app, auth, routeTable, audit, tlog, webhooks };
+  return { ...services, app, routeTable, jobs };
 }

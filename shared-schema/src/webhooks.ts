@@ -8,6 +8,9 @@ import { WEBHOOK_EVENTS } from './enums.js';
  * header carries the same value as `webhook-signature`.
  */
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+
+/** Standard Webhooks' schedule: the delay before each delivery attempt, in seconds (the origin's default). */
+export const DEFAULT_RETRY_SCHEDULE_SECONDS = [0, 5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 14 * 3600, 20 * 3600, 24 * 3600];
 export const WEBHOOK_HEADERS = {
   id: 'webhook-id',
   timestamp: 'webhook-timestamp',

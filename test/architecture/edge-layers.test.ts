@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
-import ts from 'typescript';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repositoryRoot } from '../bench/support/repository.js';
+import { localImportsOf, sourceFiles } from './imports.js';
 
 /**
  * The edge's layers (docs/ARCHITECTURE.md, "The edge's layers"): deciding (`gate/`) is pure and
@@ -20,37 +20,18 @@ const FORBIDDEN: Record<string, string[]> = {
   'admission/': ['routes/', 'app.ts'],
 };
 
-/** Every relative import of `source` (value or type-only, static or dynamic), as a path under edge-gate/src. */
-function importsOf(file: string, source: string): string[] {
-  return ts
-    .preProcessFile(source, true, true)
-    .importedFiles.map((imported) => imported.fileName)
-    .filter((name) => name.startsWith('.'))
-    .map((name) => relative(sourceRoot, join(dirname(join(sourceRoot, file)), name)).replace(/\.js$/, '.ts'));
-}
-
 /** The imports of `file` that cross a wall, as `file → import`. */
 function crossings(file: string, source: string): string[] {
   const layer = Object.keys(FORBIDDEN).find((prefix) => file.startsWith(prefix));
   if (!layer) return [];
-  return importsOf(file, source)
+  return localImportsOf(sourceRoot, file, source)
     .filter((target) => FORBIDDEN[layer]!.some((wall) => target.startsWith(wall)))
     .map((target) => `${file} → ${target}`);
 }
 
-function sourceFiles(dir = sourceRoot): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? sourceFiles(join(dir, entry.name))
-      : entry.name.endsWith('.ts')
-        ? [relative(sourceRoot, join(dir, entry.name))]
-        : [],
-  );
-}
-
 describe("the edge's layers", () => {
   it('imports only downwards', () => {
-    const files = sourceFiles();
+    const files = sourceFiles(sourceRoot);
     expect(files.length).toBeGreaterThan(20);
     expect(files.flatMap((file) => crossings(file, readFileSync(join(sourceRoot, file), 'utf8')))).toEqual([]);
   });

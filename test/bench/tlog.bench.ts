@@ -11,11 +11,9 @@ import { TransparencyLog } from '../../origin/src/audit/tlog-service.js';
 import * as tlogStore from '../../origin/src/audit/tlog-store.js';
 import { generateSigningJwk } from '../../origin/src/auth/access-tokens.js';
 import type { Database, DatabaseHandle } from '../../origin/src/db/client.js';
-import { createAuditAndWebhookJobs } from '../../origin/src/jobs/audit-and-webhook-jobs.js';
 import { systemRuntime } from '../../origin/src/runtime.js';
 import { openScratchServerDatabase, openTestDatabase } from '../../origin/src/testing/database.js';
 import { startTestOrigin, type TestOrigin } from '../../origin/src/testing/origin.js';
-import { webhookSettings } from '../../origin/src/webhooks/service.js';
 import type { Bench, Figure } from './bench.js';
 import { measureLoad } from './support/load.js';
 import { percentile, round } from './support/stats.js';
@@ -76,18 +74,7 @@ async function measureAppends(open: () => Promise<DatabaseHandle>, count: number
  * its receipt is served.
  */
 async function decisionToReceipt(origin: TestOrigin, samples: number, backgroundPerSecond: number) {
-  const jobs = createAuditAndWebhookJobs({
-    db: origin.database.db,
-    clock: systemRuntime.clock,
-    log: origin.app.log,
-    audit: origin.audit,
-    tlog: origin.tlog,
-    edge: null,
-    checkpointIntervalMs: 60_000,
-    tlogCheckpointIntervalMs: TLOG_CHECKPOINT_INTERVAL_MS,
-    webhookSender: webhookSettings({ allowLoopback: true, gateVariant: 'A' }).sender,
-    retryScheduleSeconds: [0],
-  });
+  const jobs = origin.jobs!;
   jobs.start();
   let producing = true;
   const producer = (async () => {
@@ -217,7 +204,16 @@ const bench: Bench = {
         },
       );
     }
-    const origin = await startTestOrigin();
+    // The origin's own background loops, as main.ts runs them (no edge: nothing to send or collect).
+    const origin = await startTestOrigin({
+      jobs: {
+        edge: null,
+        licenseExpiryIntervalMs: 3_600_000,
+        auditCheckpointIntervalMs: 60_000,
+        tlogCheckpointIntervalMs: TLOG_CHECKPOINT_INTERVAL_MS,
+        webhookRetryScheduleSeconds: [0],
+      },
+    });
     try {
       for (let i = 0; i < chainSize; i += 1_000) {
         await queueAuditRecords(

@@ -13,8 +13,7 @@ const NODE_PREFIX = Buffer.from([1]);
 const TILE_BYTES = TILE_WIDTH * HASH_SIZE;
 
 export const leafHash = (leaf: string): Buffer => hash('sha256', Buffer.concat([LEAF_PREFIX, Buffer.from(leaf)]), 'buffer');
-export const nodeHash = (left: Uint8Array, right: Uint8Array): Buffer =>
-  hash('sha256', Buffer.concat([NODE_PREFIX, left, right]), 'buffer');
+const nodeHash = (left: Uint8Array, right: Uint8Array): Buffer => hash('sha256', Buffer.concat([NODE_PREFIX, left, right]), 'buffer');
 /** MTH of the empty tree (RFC 6962 2.1): the hash of no bytes. */
 export const EMPTY_TREE_ROOT: Buffer = hash('sha256', Buffer.alloc(0), 'buffer');
 
@@ -42,7 +41,7 @@ const largestPowerOfTwoAtMost = (n: number): number => {
  * [start, end) as the complete subtrees RFC 6962's MTH splits it into, left to right (start is a
  * multiple of the first one's size in every range a tree or a proof asks for).
  */
-export function rangeNodes(start: number, end: number): TreeNode[] {
+function rangeNodes(start: number, end: number): TreeNode[] {
   const nodes: TreeNode[] = [];
   for (let at = start; at < end; ) {
     const size = largestPowerOfTwoAtMost(end - at);

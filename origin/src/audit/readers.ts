@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { callerOf } from '../platforms/caller-guard.js';
+import { callerOf } from '../auth/guard.js';
 import type { AuditReader } from './store.js';
 
 /**

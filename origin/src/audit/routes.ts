@@ -5,23 +5,13 @@ import {
   auditVerifyRoute,
   latestAuditCheckpointRoute,
 } from '@vip/shared-schema/routes/origin-audit';
-import type { FastifyInstance } from 'fastify';
-import type { Guards } from '../auth/guard.js';
-import type { Database } from '../db/client.js';
-import { addRoute, type ContractRegistry } from '../http/routes.js';
-import { platformOrUserGuard } from '../platforms/caller-guard.js';
+import { addRoute, type RouteKit } from '../http/routes.js';
 import { readerOf } from './readers.js';
 import type { AuditService } from './service.js';
 
-export function registerAuditRoutes(
-  app: FastifyInstance,
-  registry: ContractRegistry,
-  db: Database,
-  guards: Guards,
-  audit: AuditService,
-): void {
+export function registerAuditRoutes({ app, registry, guards }: RouteKit, audit: AuditService): void {
   addRoute(app, registry, auditLogRoute, {
-    guards: [platformOrUserGuard(db, guards)],
+    guards: [guards.platformOrUser],
     handler: ({ query }, request) => audit.list(readerOf(request), query),
   });
 

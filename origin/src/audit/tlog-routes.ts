@@ -1,24 +1,14 @@
 import { auditReceiptRoute, tlogCheckpointRoute, tlogTileRoute, tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin-tlog';
-import type { FastifyInstance } from 'fastify';
-import type { Guards } from '../auth/guard.js';
-import type { Database } from '../db/client.js';
-import { addRoute, type ContractRegistry } from '../http/routes.js';
-import { platformOrUserGuard } from '../platforms/caller-guard.js';
+import { addRoute, type RouteKit } from '../http/routes.js';
 import { readerOf } from './readers.js';
 import type { TransparencyLog } from './tlog-service.js';
 
 /** A tile never changes once served (a partial tile of width W is a prefix of every later one). */
 const IMMUTABLE = { 'cache-control': 'public, max-age=31536000, immutable' };
 
-export function registerTlogRoutes(
-  app: FastifyInstance,
-  registry: ContractRegistry,
-  db: Database,
-  guards: Guards,
-  tlog: TransparencyLog,
-): void {
+export function registerTlogRoutes({ app, registry, guards }: RouteKit, tlog: TransparencyLog): void {
   addRoute(app, registry, auditReceiptRoute, {
-    guards: [platformOrUserGuard(db, guards)],
+    guards: [guards.platformOrUser],
     handler: ({ params }, request) => tlog.receipt(readerOf(request), params.check_id),
   });
 

@@ -15,7 +15,7 @@ export interface ScryptCost {
 }
 
 /** N = 2^15, r = 8 (32 MiB, ~0.1 s here): strong enough, and a login burst cannot exhaust memory. */
-export const DEFAULT_SCRYPT_COST: ScryptCost = { logN: 15, r: 8, p: 1 };
+const DEFAULT_SCRYPT_COST: ScryptCost = { logN: 15, r: 8, p: 1 };
 
 const KEY_LENGTH = 32;
 const ENCODED = /^scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9_-]+)\$([A-Za-z0-9_-]+)$/;

@@ -6,19 +6,12 @@ import {
   refreshRoute,
   registerRoute,
 } from '@vip/shared-schema/routes/origin-identity';
-import type { FastifyInstance } from 'fastify';
-import { addRoute, type ContractRegistry } from '../http/routes.js';
+import { addRoute, type RouteKit } from '../http/routes.js';
 import type { AccessTokens } from './access-tokens.js';
-import { type Guards, principalOf } from './guard.js';
+import { principalOf } from './guard.js';
 import type { AuthService } from './service.js';
 
-export function registerAuthRoutes(
-  app: FastifyInstance,
-  registry: ContractRegistry,
-  guards: Guards,
-  auth: AuthService,
-  tokens: AccessTokens,
-): void {
+export function registerAuthRoutes({ app, registry, guards }: RouteKit, auth: AuthService, tokens: AccessTokens): void {
   addRoute(app, registry, registerRoute, {
     handler: ({ body }) => auth.register(body.email, body.password),
   });

@@ -1,12 +1,11 @@
 import { PAGE_SECURITY_HEADERS } from '@vip/shared-schema';
 import { consolePageRoutes } from '@vip/shared-schema/routes/pages';
-import type { FastifyInstance } from 'fastify';
-import { addRoute, type ContractRegistry } from '../http/routes.js';
+import { addRoute, type RouteKit } from '../http/routes.js';
 import { script, style } from './assets.generated.js';
 import { consolePage } from './page.js';
 
 /** GET /console and its two assets (DESIGN section 9): public, same-origin, no inline code, strict CSP. */
-export function registerConsoleRoutes(app: FastifyInstance, registry: ContractRegistry): void {
+export function registerConsoleRoutes({ app, registry }: RouteKit): void {
   // A scope of its own, so the page headers go with these three answers only.
   app.register(async (scope) => {
     scope.addHook('onSend', async (_request, reply) => {

@@ -19,7 +19,17 @@ export interface DatabaseHandle {
   driver: 'pglite' | 'postgres';
   /** Applies the migrations not yet applied, from the repository's folder unless another is named (tests of a migration). */
   migrate(migrationsFolder?: string): Promise<void>;
+  /** Idempotent: the app closes its database when it closes, and a test may have closed it before (an outage). */
   close(): Promise<void>;
+}
+
+/** `close` run at most once; later calls wait for that one. */
+export function closingOnce(close: () => Promise<void>): () => Promise<void> {
+  let closing: Promise<void> | null = null;
+  return () => {
+    closing ??= close();
+    return closing;
+  };
 }
 
 export async function openPglite(dir: string): Promise<DatabaseHandle> {
@@ -35,7 +45,7 @@ export function pgliteHandle(client: PGlite): DatabaseHandle {
     db: db as unknown as Database,
     driver: 'pglite',
     migrate: (migrationsFolder = MIGRATIONS_FOLDER) => migratePglite(db, { migrationsFolder }),
-    close: () => client.close(),
+    close: closingOnce(() => client.close()),
   };
 }
 
@@ -60,10 +70,10 @@ export async function openPostgres(url: string, options: { localProxy: boolean; 
     db: db as unknown as Database,
     driver: 'postgres',
     migrate: (migrationsFolder = MIGRATIONS_FOLDER) => migrateNeon(db, { migrationsFolder }),
-    close: async () => {
+    close: closingOnce(async () => {
       await pool.end();
       if (proxy) await releaseLocalProxy();
-    },
+    }),
   };
 }
 

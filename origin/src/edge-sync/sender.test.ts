@@ -4,6 +4,7 @@ import { createdApiKeySchema, INTERNAL_SYNC_PATH, platformSchema, type SyncUpdat
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { edgeOutbox } from '../db/schema.js';
+import { BackgroundLoop } from '../jobs/background-loop.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { readSignedRequest } from '../testing/signed-request.js';
 import { OutboxSender, type OutboxSenderOptions } from './sender.js';
@@ -49,7 +50,7 @@ class FakeEdge {
 let origin: TestOrigin;
 let adminToken: string;
 const edge = new FakeEdge();
-const senders: OutboxSender[] = [];
+const senders: BackgroundLoop[] = [];
 
 beforeAll(async () => {
   origin = await startTestOrigin();
@@ -65,21 +66,28 @@ afterAll(async () => {
   await origin?.close();
 });
 
-function startSender(overrides: Partial<OutboxSenderOptions> = {}) {
+/** A sender in its loop, as jobs/background-jobs.ts runs it, woken by the outbox's nudge. */
+function startSender({ idlePollMs = 50, ...overrides }: Partial<OutboxSenderOptions> & { idlePollMs?: number } = {}) {
   const sender = new OutboxSender({
     db: origin.database.db,
     edge: { url: edge.url, internalSecret: SECRET },
-    signal: origin.outbox,
     clock: origin.runtime.clock,
     log: origin.app.log,
     retryBaseMs: 20,
     retryMaxMs: 100,
-    idlePollMs: 50,
     ...overrides,
   });
-  senders.push(sender);
-  sender.start();
-  return sender;
+  const loop = new BackgroundLoop({
+    name: 'edge-sync',
+    round: () => sender.sendDueBatch(),
+    idleMs: idlePollMs,
+    errorBackoffMs: idlePollMs,
+    wake: origin.outbox,
+    log: origin.app.log,
+  });
+  senders.push(loop);
+  loop.start();
+  return loop;
 }
 
 const call = (method: 'POST' | 'DELETE', url: string, payload?: object) =>

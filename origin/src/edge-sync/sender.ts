@@ -1,15 +1,14 @@
 import { INTERNAL_SYNC_PATH, type SyncBatch, syncAckSchema } from '@vip/shared-schema';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/client.js';
+import type { RoundOutcome } from '../jobs/background-loop.js';
 import type { Clock } from '../runtime.js';
 import { callEdge, EdgeAnswerError } from './edge-call.js';
-import type { OutboxSignal } from './signal.js';
 import { claimDueUpdates, markDelivered, markFailed } from './store.js';
 
 export interface OutboxSenderOptions {
   db: Database;
   edge: { url: string; internalSecret: string };
-  signal: OutboxSignal;
   clock: Clock;
   log: FastifyBaseLogger;
   fetch?: typeof fetch;
@@ -17,24 +16,21 @@ export interface OutboxSenderOptions {
   /** Backoff after a failed send: base · 2^attempts, capped. */
   retryBaseMs?: number;
   retryMaxMs?: number;
-  /** How long to sleep when nothing is due (a nudge ends it early). */
-  idlePollMs?: number;
   /** How long claimed rows stay hidden from other senders; longer than one send can take. */
   leaseMs?: number;
   requestTimeoutMs?: number;
 }
 
-/** What one round did; after a failure, when the failed rows are due again. */
-type Round = { kind: 'delivered' } | { kind: 'idle' } | { kind: 'failed'; retryInMs: number };
+/** How long the edge sync loop sleeps when nothing is due; the outbox's nudge ends it early. */
+export const EDGE_SYNC_IDLE_MS = 2_000;
 
 /**
  * Pushes the edge outbox to the edge's internal sync route, oldest first, until acknowledged.
- * Its state lives in the table, so a restart or an edge outage loses nothing; one loop per process.
+ * Its state lives in the table, so a restart or an edge outage loses nothing. Run by a
+ * `BackgroundLoop` woken by the outbox signal (jobs/background-jobs.ts), one per process.
  */
 export class OutboxSender {
   private readonly options: Required<OutboxSenderOptions>;
-  private running: Promise<void> | null = null;
-  private stopping = false;
 
   constructor(options: OutboxSenderOptions) {
     this.options = {
@@ -42,52 +38,24 @@ export class OutboxSender {
       batchSize: 100,
       retryBaseMs: 500,
       retryMaxMs: 30_000,
-      idlePollMs: 2_000,
       leaseMs: 30_000,
       requestTimeoutMs: 10_000,
       ...options,
     };
   }
 
-  start(): void {
-    if (this.running) return;
-    this.stopping = false;
-    this.running = this.loop();
-  }
-
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.options.signal.nudge();
-    await this.running;
-    this.running = null;
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopping) {
-      let round: Round = { kind: 'idle' };
-      try {
-        round = await this.sendDueBatch();
-      } catch (error) {
-        this.options.log.warn({ err: error }, 'edge sync round failed');
-      }
-      if (round.kind === 'delivered' || this.stopping) continue;
-      const idleMs = this.options.idlePollMs;
-      await this.options.signal.wait(round.kind === 'failed' ? Math.min(round.retryInMs, idleMs) : idleMs);
-    }
-  }
-
-  /** One batch: claim, send, and record the outcome. */
-  async sendDueBatch(): Promise<Round> {
+  /** One batch: claim, send, and record the outcome. `busy` after a delivery; after a failure, when the rows are due again. */
+  async sendDueBatch(): Promise<RoundOutcome> {
     const { db, clock, batchSize, leaseMs } = this.options;
     const now = clock.now();
     const claimed = await claimDueUpdates(db, now, new Date(now.getTime() + leaseMs), batchSize);
-    if (claimed.length === 0) return { kind: 'idle' };
+    if (claimed.length === 0) return 'idle';
     const ids = claimed.map((row) => row.id);
     const batch = { updates: claimed.map((row) => ({ ...row.payload, version: row.id })) } as SyncBatch;
     const failure = await this.post(JSON.stringify(batch));
     if (!failure) {
       await markDelivered(db, ids, clock.now());
-      return { kind: 'delivered' };
+      return 'busy';
     }
     const attempts = Math.max(...claimed.map((row) => row.attempts));
     const delay = Math.min(this.options.retryMaxMs, this.options.retryBaseMs * 2 ** attempts);
@@ -96,7 +64,7 @@ export class OutboxSender {
       { updates: ids.length, attempts: attempts + 1, retry_in_ms: delay, error: failure },
       'edge sync failed; will retry',
     );
-    return { kind: 'failed', retryInMs: delay };
+    return { waitMs: delay };
   }
 
   /** Returns why the send failed, or null when the edge acknowledged it. */

@@ -1,48 +1,8 @@
-import type { Readiness } from '@vip/shared-schema';
 import { originLivenessRoute, originReadinessRoute } from '@vip/shared-schema/routes/origin-health';
-import type { FastifyInstance } from 'fastify';
-import type { Database } from '../db/client.js';
-import { DatabaseUnavailableError } from '../db/errors.js';
-import { addRoute, type ContractRegistry } from '../http/routes.js';
-import type { VoiceprintEngine } from '../voiceprint/index.js';
-import { selectOne } from './store.js';
+import { addRoute, type RouteKit } from '../http/routes.js';
+import type { HealthService } from './service.js';
 
-/** A probe that waits longer than this is itself a failure: the pool is exhausted or the server hangs. */
-export const DATABASE_CHECK_TIMEOUT_MS = 2_000;
-
-export interface HealthDeps {
-  db: Database;
-  /** Absent where the process runs no engine; readiness then leaves its load out. */
-  voiceprint?: VoiceprintEngine;
-}
-
-export function registerHealthRoutes(app: FastifyInstance, registry: ContractRegistry, deps: HealthDeps): void {
+export function registerHealthRoutes({ app, registry }: RouteKit, health: HealthService): void {
   addRoute(app, registry, originLivenessRoute, { handler: () => ({ status: 'ok' as const }) });
-  addRoute(app, registry, originReadinessRoute, {
-    handler: async (): Promise<Readiness> => {
-      try {
-        await within(DATABASE_CHECK_TIMEOUT_MS, selectOne(deps.db));
-      } catch (error) {
-        // The error handler turns this into 503 unavailable with Retry-After and logs the cause as a warning.
-        throw new DatabaseUnavailableError('The database did not answer the readiness check.', { cause: error });
-      }
-      const load = deps.voiceprint?.load();
-      return {
-        status: 'ready',
-        checks: { database: 'ok', ...(load ? { voiceprint: { busy: load.running, queued: load.queued } } : {}) },
-      };
-    },
-  });
-}
-
-async function within(ms: number, work: Promise<void>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  addRoute(app, registry, originReadinessRoute, { handler: () => health.readiness() });
 }

@@ -1,7 +1,6 @@
 import { buildOpenApiDocument, renderDocsPage } from '@vip/shared-schema';
 import { originDocsRoute, originIndexRoute, originOpenApiRoute } from '@vip/shared-schema/routes/origin-identity';
-import type { FastifyInstance } from 'fastify';
-import { addRoute, type ContractRegistry } from './routes.js';
+import { addRoute, type RouteKit } from './routes.js';
 
 const INFO = {
   title: 'Voice Identity Protection Service: origin',
@@ -10,7 +9,7 @@ const INFO = {
 };
 
 /** Registered last, so the document lists every contract the app serves; built once, on first request. */
-export function registerDocsRoutes(app: FastifyInstance, registry: ContractRegistry): void {
+export function registerDocsRoutes({ app, registry }: RouteKit): void {
   let document: Record<string, unknown> | undefined;
   let page: string | undefined;
   const openApi = () => {

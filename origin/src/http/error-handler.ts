@@ -29,7 +29,7 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable): 
   });
 }
 
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: ProblemError): void {
+function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: ProblemError): void {
   for (const [name, value] of Object.entries(problem.headers ?? {})) reply.header(name, value);
   const body = toProblem(problem, pathOf(request), request.id);
   if (wantsPage(request)) {

@@ -34,6 +34,28 @@ export interface RouteOptions<C extends RouteContract> {
 /** Every contract registered on the app, in order; /openapi.json is generated from this list. */
 export type ContractRegistry = RouteContract[];
 
+/** The checks a route can run before it reads its input; built once, by `createGuards` in auth/guard.ts. */
+export interface Guards {
+  /** Any valid access token. */
+  bearer: preHandlerAsyncHookHandler;
+  /** A valid access token of an admin. */
+  admin: preHandlerAsyncHookHandler[];
+  /** A platform's API key (X-API-Key without an Authorization header) or, failing that, an access token. */
+  platformOrUser: preHandlerAsyncHookHandler;
+  /** A platform's API key and nothing else: any other credential is 403. */
+  platformKey: preHandlerAsyncHookHandler;
+}
+
+/**
+ * What every route registrar takes (with the services it serves): the app or scope to mount on,
+ * the contract registry, the guards. Registrars never see the database; services do.
+ */
+export interface RouteKit {
+  app: FastifyInstance;
+  registry: ContractRegistry;
+  guards: Guards;
+}
+
 /**
  * Serves one route of a contract: the contract's zod schemas are the only validation, and the
  * handler's return value is sent with the contract's success status.

@@ -11,19 +11,24 @@ export interface BackgroundLoopOptions {
   idleMs: number;
   /** Sleep after a round threw. */
   errorBackoffMs?: number;
+  /** What ends an idle sleep early; default the loop's own (see `nudge`). The edge sync loop wakes on the outbox's. */
+  wake?: OutboxSignal;
   log: FastifyBaseLogger;
 }
 
 /**
- * Runs a job's rounds one after another until stopped. The job keeps its state in tables, so
- * stopping (or a crash) between rounds loses nothing; `stop` waits for the round in flight.
+ * Runs a job's rounds one after another until stopped: the one way the origin runs background work.
+ * The job keeps its state in tables, so stopping (or a crash) between rounds loses nothing; `stop`
+ * waits for the round in flight.
  */
 export class BackgroundLoop {
-  private readonly signal = new OutboxSignal();
+  private readonly signal: OutboxSignal;
   private running: Promise<void> | null = null;
   private stopping = false;
 
-  constructor(private readonly options: BackgroundLoopOptions) {}
+  constructor(private readonly options: BackgroundLoopOptions) {
+    this.signal = options.wake ?? new OutboxSignal();
+  }
 
   start(): void {
     if (this.running) return;

@@ -5,24 +5,13 @@ import {
   listLicenseRequestsRoute,
   requestLicenseRoute,
 } from '@vip/shared-schema/routes/origin-license-requests';
-import type { FastifyInstance } from 'fastify';
-import { type Guards, principalOf } from '../auth/guard.js';
-import type { Database } from '../db/client.js';
-import { addRoute, type ContractRegistry } from '../http/routes.js';
-import { callerOf, platformKeyGuard, platformOrUserGuard } from '../platforms/caller-guard.js';
+import { callerOf, principalOf } from '../auth/guard.js';
+import { addRoute, type RouteKit } from '../http/routes.js';
 import type { LicenseRequestService } from './service.js';
 
-export function registerLicenseRequestRoutes(
-  app: FastifyInstance,
-  registry: ContractRegistry,
-  guards: Guards,
-  db: Database,
-  requests: LicenseRequestService,
-): void {
-  const platformOrUser = platformOrUserGuard(db, guards);
-
+export function registerLicenseRequestRoutes({ app, registry, guards }: RouteKit, requests: LicenseRequestService): void {
   addRoute(app, registry, requestLicenseRoute, {
-    guards: [platformKeyGuard(db, guards)],
+    guards: [guards.platformKey],
     handler: ({ params, body }, request) => requests.request(callerOf(request), params.voice_id, body),
   });
 
@@ -42,7 +31,7 @@ export function registerLicenseRequestRoutes(
   });
 
   addRoute(app, registry, getLicenseRequestRoute, {
-    guards: [platformOrUser],
+    guards: [guards.platformOrUser],
     handler: ({ params }, request) => requests.read(callerOf(request), params.request_id),
   });
 }

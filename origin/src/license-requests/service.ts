@@ -1,13 +1,12 @@
 import { type AuditRecord, type IntendedUse, type LicenseRequest, type LicenseRequestStatus, ProblemError } from '@vip/shared-schema';
 import { queueAuditRecords } from '../audit/queue.js';
-import type { Principal } from '../auth/guard.js';
+import type { Caller, Principal } from '../auth/guard.js';
 import type { Database, Executor } from '../db/client.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { acceptableExpiry, type LicenseService } from '../licenses/service.js';
-import type { Caller } from '../platforms/caller-guard.js';
 import type { Runtime } from '../runtime.js';
 import { findVoiceFor, lockVoiceFor } from '../voice-index/access.js';
 import type { RegistryActor } from '../voice-index/audit.js';

@@ -11,10 +11,9 @@ import {
 import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditPending, domainEvents, edgeOutbox, licenses } from '../db/schema.js';
-import { LicenseExpiryJob } from '../jobs/license-expiry.js';
+import { licenseExpiryRound } from '../jobs/license-expiry.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { insertTestVoice } from '../testing/voices.js';
-import { LicenseService } from './service.js';
 
 let origin: TestOrigin;
 let owner: Awaited<ReturnType<typeof loggedIn>>;
@@ -325,12 +324,8 @@ describe('renew and revoke', () => {
 });
 
 describe('licence expiry job', () => {
-  const expiryJob = () =>
-    new LicenseExpiryJob({
-      licenses: new LicenseService({ db: origin.database.db, runtime: origin.runtime, outbox: origin.outbox }),
-      intervalMs: 60_000,
-      log: origin.app.log,
-    });
+  /** One round of the job as its loop runs it, on the origin's own licence service. */
+  const expiryRound = () => licenseExpiryRound(origin.licenses, origin.app.log)();
 
   it('expires licences past their expiry once, with license.expired each and one index update per voice', async () => {
     const voiceId = await newVoice();
@@ -339,8 +334,8 @@ describe('licence expiry job', () => {
     const longLived = await createLicense(voiceId, { expires_at: inDays(10), scopes: ['music'] });
     origin.runtime.advance(2 * DAY_MS);
     try {
-      await expiryJob().runOnce();
-      await expiryJob().runOnce();
+      await expiryRound();
+      await expiryRound();
     } finally {
       origin.runtime.advance(-2 * DAY_MS);
     }
@@ -369,7 +364,7 @@ describe('licence expiry job', () => {
     const licence = await createLicense(voiceId, { expires_at: inDays(1) });
     origin.runtime.advance(2 * DAY_MS);
     try {
-      await expiryJob().runOnce();
+      await expiryRound();
     } finally {
       // Back to real time, where the owner's access token is valid.
       origin.runtime.advance(-2 * DAY_MS);

@@ -1,10 +1,9 @@
 import { createLicenseRoute, listLicensesRoute, renewLicenseRoute, revokeLicenseRoute } from '@vip/shared-schema/routes/origin-registry';
-import type { FastifyInstance } from 'fastify';
-import { type Guards, principalOf } from '../auth/guard.js';
-import { addRoute, type ContractRegistry } from '../http/routes.js';
+import { principalOf } from '../auth/guard.js';
+import { addRoute, type RouteKit } from '../http/routes.js';
 import type { LicenseService } from './service.js';
 
-export function registerLicenseRoutes(app: FastifyInstance, registry: ContractRegistry, guards: Guards, licenses: LicenseService): void {
+export function registerLicenseRoutes({ app, registry, guards }: RouteKit, licenses: LicenseService): void {
   addRoute(app, registry, createLicenseRoute, {
     guards: [guards.bearer],
     handler: ({ params, body }, request) => licenses.createLicense(principalOf(request), params.voice_id, body),

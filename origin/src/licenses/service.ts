@@ -16,7 +16,7 @@ import type { Runtime } from '../runtime.js';
 import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
 import { type RegistryActor, registryAuditRecord } from '../voice-index/audit.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
-import { lockVoice, type VoiceRow } from '../voice-index/store.js';
+import { findVoice, lockVoice, type VoiceRow } from '../voice-index/store.js';
 import * as store from './store.js';
 
 export interface LicenseServiceDeps {
@@ -92,6 +92,13 @@ export class LicenseService {
     await this.recordChange(tx, voice, licence, 'created', actor, now);
     await publishVoiceIndex(tx, voice.id, now);
     return { licence, licenseToken };
+  }
+
+  /** The voice a public licensing page is about (the gate's `license_url`); an unknown voice is a 404 problem, like any other lookup. */
+  async licensingPageVoice(voiceId: string): Promise<{ voiceId: string; name: string }> {
+    const voice = await findVoice(this.deps.db, voiceId);
+    if (!voice) throw new ProblemError('not_found', 'No voice is registered under this id.');
+    return { voiceId: voice.id, name: voice.name };
   }
 
   async listLicenses(principal: Principal, voiceId: string) {

@@ -5,12 +5,10 @@ import {
   listPlatformsRoute,
   revokeApiKeyRoute,
 } from '@vip/shared-schema/routes/origin-identity';
-import type { FastifyInstance } from 'fastify';
-import type { Guards } from '../auth/guard.js';
-import { addRoute, type ContractRegistry } from '../http/routes.js';
+import { addRoute, type RouteKit } from '../http/routes.js';
 import type { PlatformService } from './service.js';
 
-export function registerPlatformRoutes(app: FastifyInstance, registry: ContractRegistry, guards: Guards, platforms: PlatformService): void {
+export function registerPlatformRoutes({ app, registry, guards }: RouteKit, platforms: PlatformService): void {
   addRoute(app, registry, createPlatformRoute, {
     guards: guards.admin,
     handler: ({ body }) => platforms.createPlatform(body.name),

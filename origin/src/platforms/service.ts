@@ -28,6 +28,11 @@ export class PlatformService {
     return { platforms: (await store.listPlatforms(this.deps.db)).map(toPlatform) };
   }
 
+  /** The platform of a live API key, by the key's SHA-256 (the guards' `ApiKeyLookup`). */
+  platformOfKey(keyHash: string) {
+    return store.platformOfKey(this.deps.db, keyHash);
+  }
+
   /** The key is returned here and nowhere else; only its SHA-256 is kept, and the edge learns it in the same commit. */
   async createApiKey(platformId: string) {
     const { db, runtime } = this.deps;

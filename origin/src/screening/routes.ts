@@ -1,22 +1,13 @@
 import { screenSampleRoute } from '@vip/shared-schema/routes/origin-voices';
-import type { FastifyInstance } from 'fastify';
-import type { Guards } from '../auth/guard.js';
-import type { Database } from '../db/client.js';
+import { callerOf } from '../auth/guard.js';
 import { readMultipartForm } from '../http/multipart-form.js';
-import { addRoute, type ContractRegistry } from '../http/routes.js';
-import { callerOf, platformOrUserGuard } from '../platforms/caller-guard.js';
+import { addRoute, type RouteKit } from '../http/routes.js';
 import type { ScreeningService } from './service.js';
 
 /** Call inside a scope that has @fastify/multipart registered (see server.ts). */
-export function registerScreeningRoutes(
-  app: FastifyInstance,
-  registry: ContractRegistry,
-  guards: Guards,
-  db: Database,
-  screening: ScreeningService,
-): void {
+export function registerScreeningRoutes({ app, registry, guards }: RouteKit, screening: ScreeningService): void {
   addRoute(app, registry, screenSampleRoute, {
-    guards: [platformOrUserGuard(db, guards)],
+    guards: [guards.platformOrUser],
     handler: async (_input, request) => {
       const caller = callerOf(request);
       await screening.admit(caller);

@@ -7,7 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { sha256Hex } from '@vip/shared-schema';
 import { sql } from 'drizzle-orm';
-import { type DatabaseHandle, openPostgres, pgliteHandle } from '../db/client.js';
+import { closingOnce, type DatabaseHandle, openPostgres, pgliteHandle } from '../db/client.js';
 import { MIGRATIONS_FOLDER } from '../db/migrations-folder.js';
 
 /**
@@ -41,11 +41,11 @@ export async function openScratchServerDatabase(serverUrl: string, namePrefix: s
   await handle.migrate(migrationsFolder);
   return {
     ...handle,
-    close: async () => {
+    close: closingOnce(async () => {
       await handle.close();
       await admin.db.execute(sql.raw(`drop database if exists ${name} with (force)`));
       await admin.close();
-    },
+    }),
   };
 }
 

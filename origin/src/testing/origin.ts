@@ -5,6 +5,7 @@ import { type AccessTokens, createAccessTokens, generateSigningJwk, type Signing
 import { type PasswordHasher, scryptHasher } from '../auth/passwords.js';
 import type { DatabaseHandle } from '../db/client.js';
 import { OutboxSignal } from '../edge-sync/signal.js';
+import type { BackgroundJobSettings } from '../jobs/background-jobs.js';
 import type { Runtime } from '../runtime.js';
 import { buildServer, type OriginServer, type ProtectionSettings } from '../server.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
@@ -15,7 +16,7 @@ import { openTestDatabase } from './database.js';
 export const fastHasher = (): PasswordHasher => scryptHasher({ logN: 10, r: 8, p: 1 });
 
 /** Real time plus an offset a test can move forward. */
-export function movableRuntime(): Runtime & { advance(ms: number): void } {
+function movableRuntime(): Runtime & { advance(ms: number): void } {
   let offset = 0;
   return {
     clock: { now: () => new Date(Date.now() + offset) },
@@ -35,13 +36,21 @@ export interface TestOrigin extends OriginServer {
   outbox: OutboxSignal;
   /** Every log line the server wrote, raw. */
   logs: string[];
+  /** `app.close()`: the same shutdown as main.ts's (the jobs, if any, then the database). */
   close(): Promise<void>;
 }
 
 /** `voiceprint`: an engine the test file created once and shares (it takes seconds to start); it is not closed here. */
 /** `webhooks`: settings of the webhook routes (loopback receivers, an injected resolver, the variant). */
+/** `jobs`: build the background loops too (`origin.jobs`, not started). */
 export async function startTestOrigin(
-  options: { hasher?: PasswordHasher; voiceprint?: VoiceprintEngine; webhooks?: WebhookSettings; protection?: ProtectionSettings } = {},
+  options: {
+    hasher?: PasswordHasher;
+    voiceprint?: VoiceprintEngine;
+    webhooks?: WebhookSettings;
+    protection?: ProtectionSettings;
+    jobs?: BackgroundJobSettings;
+  } = {},
 ): Promise<TestOrigin> {
   const database = await openTestDatabase();
   const runtime = movableRuntime();
@@ -56,7 +65,7 @@ export async function startTestOrigin(
     },
   });
   const server = await buildServer({
-    db: database.db,
+    database,
     tokens,
     hasher: options.hasher ?? fastHasher(),
     runtime,
@@ -65,6 +74,7 @@ export async function startTestOrigin(
     voiceprint: options.voiceprint,
     webhooks: options.webhooks,
     protection: options.protection,
+    jobs: options.jobs,
   });
   return {
     ...server,
@@ -74,10 +84,7 @@ export async function startTestOrigin(
     signingJwk,
     outbox,
     logs,
-    close: async () => {
-      await server.app.close();
-      await database.close();
-    },
+    close: () => server.app.close(),
   };
 }
 

@@ -3,7 +3,7 @@ import decode from 'audio-decode';
 import { type Container, sniffContainer } from './container.js';
 import { createResampler, type Resampler, type ResamplerEngine } from './resample.js';
 
-export const TARGET_SAMPLE_RATE = 16000;
+const TARGET_SAMPLE_RATE = 16000;
 
 export interface DecodeLimits {
   maxBytes: number;

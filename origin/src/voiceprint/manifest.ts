@@ -21,7 +21,7 @@ const frontendSchema = z.object({
   cmn: z.boolean(),
 });
 
-export const modelEntrySchema = z.object({
+const modelEntrySchema = z.object({
   name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/),
   file: z.string().regex(/^[A-Za-z0-9._-]+\.onnx$/, 'a bare .onnx file name'),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
@@ -42,7 +42,7 @@ export const modelEntrySchema = z.object({
   metadata: z.record(z.string(), z.string()).optional(),
 });
 
-export const manifestSchema = z.object({ models: z.array(modelEntrySchema).min(1) });
+const manifestSchema = z.object({ models: z.array(modelEntrySchema).min(1) });
 
 export type ModelEntry = z.infer<typeof modelEntrySchema>;
 export type Manifest = z.infer<typeof manifestSchema>;

@@ -99,7 +99,7 @@ export function tailThreshold(tail: ConditionCalibration['impostor_tail'], rate:
 }
 
 /** The cosine below which `share` of same-speaker trials fell on dev (linear between the stored quantiles). */
-export function genuineQuantile(quantiles: ConditionCalibration['genuine_quantiles'], share: number): number {
+function genuineQuantile(quantiles: ConditionCalibration['genuine_quantiles'], share: number): number {
   const first = quantiles[0]!;
   if (share <= first[0]) return first[1];
   for (let i = 1; i < quantiles.length; i++) {

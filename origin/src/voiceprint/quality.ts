@@ -40,7 +40,7 @@ export function combineQuality(parts: AudioQuality[]): AudioQuality {
  * Frame powers split by the VAD decision. When the recording has (almost) no pauses, the quietest
  * tenth of the frames stands in for the noise floor.
  */
-export function estimateSnrDb(samples: Float32Array, vad: VadResult): number {
+function estimateSnrDb(samples: Float32Array, vad: VadResult): number {
   const frames = vad.probabilities.length;
   const isSpeech = new Uint8Array(frames);
   for (const segment of vad.segments) isSpeech.fill(1, segment.start / VAD_FRAME_SAMPLES, segment.end / VAD_FRAME_SAMPLES);

@@ -60,7 +60,7 @@ function besselI0(x: number): number {
 }
 
 /** Kaiser's formulas: window shape for a given attenuation, and the length a transition width needs. */
-export function kaiserDesign(attenuationDb: number, transitionCyclesPerSample: number): { beta: number; length: number } {
+function kaiserDesign(attenuationDb: number, transitionCyclesPerSample: number): { beta: number; length: number } {
   const beta = attenuationDb > 50 ? 0.1102 * (attenuationDb - 8.7) : 0.5842 * (attenuationDb - 21) ** 0.4 + 0.07886 * (attenuationDb - 21);
   const length = Math.ceil((attenuationDb - 7.95) / (2.285 * 2 * Math.PI * transitionCyclesPerSample)) + 1;
   return { beta, length };

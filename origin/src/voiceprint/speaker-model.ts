@@ -87,7 +87,7 @@ export function checkModelMetadata(entry: ModelEntry, bytes: Uint8Array): void {
   }
 }
 
-export function l2Normalize(vector: Float32Array): Float32Array {
+function l2Normalize(vector: Float32Array): Float32Array {
   let norm = 0;
   for (const value of vector) norm += value * value;
   norm = Math.sqrt(norm);

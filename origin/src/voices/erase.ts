@@ -1,6 +1,6 @@
 import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
-import * as consents from '../consents/store.js';
+import * as consents from '../biometric-consent/store.js';
 import type { Executor } from '../db/client.js';
 import { recordEvent } from '../events/store.js';
 import { closePendingRequests } from '../license-requests/service.js';

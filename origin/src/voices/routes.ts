@@ -7,15 +7,14 @@ import {
   listVoicesRoute,
   reenrollVoiceRoute,
 } from '@vip/shared-schema/routes/origin-voices';
-import type { FastifyInstance } from 'fastify';
-import { type Guards, principalOf } from '../auth/guard.js';
+import { principalOf } from '../auth/guard.js';
 import { readMultipartForm } from '../http/multipart-form.js';
-import { addRoute, type ContractRegistry } from '../http/routes.js';
+import { addRoute, type RouteKit } from '../http/routes.js';
 import type { VoiceReviewService } from './reviews.js';
 import type { VoiceService } from './service.js';
 
 /** Call inside a scope that has @fastify/multipart registered (see server.ts). */
-export function registerVoiceRoutes(app: FastifyInstance, registry: ContractRegistry, guards: Guards, voices: VoiceService): void {
+export function registerVoiceRoutes({ app, registry, guards }: RouteKit, voices: VoiceService): void {
   addRoute(app, registry, enrollVoiceRoute, {
     guards: [guards.bearer],
     handler: async (_input, request) => {
@@ -47,12 +46,7 @@ export function registerVoiceRoutes(app: FastifyInstance, registry: ContractRegi
 }
 
 /** The administrators' review of held enrollments (JSON routes). */
-export function registerVoiceReviewRoutes(
-  app: FastifyInstance,
-  registry: ContractRegistry,
-  guards: Guards,
-  reviews: VoiceReviewService,
-): void {
+export function registerVoiceReviewRoutes({ app, registry, guards }: RouteKit, reviews: VoiceReviewService): void {
   addRoute(app, registry, listVoiceReviewsRoute, {
     guards: guards.admin,
     handler: ({ query }) => reviews.list(query),

@@ -9,8 +9,8 @@ import {
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
-import { usableConsent } from '../consents/service.js';
-import * as consents from '../consents/store.js';
+import { usableConsent } from '../biometric-consent/service.js';
+import * as consents from '../biometric-consent/store.js';
 import type { Database, Executor } from '../db/client.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';

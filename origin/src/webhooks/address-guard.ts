@@ -50,7 +50,7 @@ function isLoopbackAddress(address: string): boolean {
   return loopback.check(ip.address, ip.family);
 }
 
-export function isForbiddenAddress(address: string, allowLoopback: boolean): boolean {
+function isForbiddenAddress(address: string, allowLoopback: boolean): boolean {
   if (allowLoopback && isLoopbackAddress(address)) return false;
   const ip = unmapped(address);
   return forbidden.check(ip.address, ip.family);

@@ -6,22 +6,13 @@ import {
   rotateWebhookSecretRoute,
   testWebhookRoute,
 } from '@vip/shared-schema/routes/origin-webhooks';
-import type { FastifyInstance } from 'fastify';
-import type { Guards } from '../auth/guard.js';
-import type { Database } from '../db/client.js';
-import { addRoute, type ContractRegistry } from '../http/routes.js';
-import { callerOf, platformOrUserGuard } from '../platforms/caller-guard.js';
+import { callerOf } from '../auth/guard.js';
+import { addRoute, type RouteKit } from '../http/routes.js';
 import type { WebhookService } from './service.js';
 
 /** Accounts (Bearer) and platforms (X-API-Key) alike; each sees only its own endpoints. */
-export function registerWebhookRoutes(
-  app: FastifyInstance,
-  registry: ContractRegistry,
-  guards: Guards,
-  db: Database,
-  webhooks: WebhookService,
-): void {
-  const guard = platformOrUserGuard(db, guards);
+export function registerWebhookRoutes({ app, registry, guards }: RouteKit, webhooks: WebhookService): void {
+  const guard = guards.platformOrUser;
   addRoute(app, registry, registerWebhookRoute, {
     guards: [guard],
     handler: ({ body }, request) => webhooks.register(callerOf(request), body),

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type EncryptionKey, parseEncryptionKeys } from '../config.js';
 
 /**
  * Webhook signing secrets at rest (docs/OPERATIONS.md, "Encryption keys for stored secrets").
@@ -9,17 +10,9 @@ import { join } from 'node:path';
  * row's id as additional authenticated data. A database dump alone cannot forge a delivery.
  */
 
-export interface EncryptionKey {
-  /** Named in every stored value, so a value finds its key after the list changes. */
-  id: string;
-  /** 32 bytes. */
-  key: Buffer;
-}
-
 const FORMAT = 'v1';
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
-const KEY_ENTRY = /^([A-Za-z0-9_-]{1,64}):([A-Za-z0-9_-]{43})$/;
 
 /** Why a stored value could not be decrypted; the message never carries the value. */
 export class SecretDecryptionError extends Error {
@@ -78,17 +71,6 @@ export class SecretEncryption {
     const plaintext = stored.startsWith(`${FORMAT}.`) ? this.decrypt(stored, boundTo) : stored;
     return this.encrypt(plaintext, boundTo);
   }
-}
-
-/** `kid:key,kid:key…` (SECRETS_ENCRYPTION_KEYS), each key 32 bytes in base64url; the first encrypts. */
-export function parseEncryptionKeys(text: string): EncryptionKey[] {
-  const keys = text.split(',').map((entry) => {
-    const match = KEY_ENTRY.exec(entry.trim());
-    if (!match) throw new Error('expected kid:key[,kid:key…], each key 32 random bytes in base64url (43 characters)');
-    return { id: match[1]!, key: Buffer.from(match[2]!, 'base64url') };
-  });
-  if (new Set(keys.map((entry) => entry.id)).size !== keys.length) throw new Error('each kid may appear only once');
-  return keys;
 }
 
 export const LOCAL_KEY_FILE = 'secrets-encryption.key';

@@ -1,6 +1,6 @@
 import { type GateVariant, newWebhookSecret, PLATFORM_WEBHOOK_EVENTS, ProblemError, type WebhookEvent } from '@vip/shared-schema';
+import type { Caller } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
-import type { Caller } from '../platforms/caller-guard.js';
 import type { Runtime } from '../runtime.js';
 import { checkWebhookUrl, type Resolver, systemResolver } from './address-guard.js';
 import { SecretDecryptionError, SecretEncryption } from './secret-encryption.js';
@@ -187,8 +187,8 @@ const fieldProblem = (field: string, message: string) =>
   new ProblemError('validation_failed', 'The request body is invalid.', { errors: [{ field, message }] });
 
 /** A receiver gets 15 s to answer (WEBHOOK_TIMEOUT_SECONDS); the old secret keeps signing for a day after a rotation. */
-export const WEBHOOK_TIMEOUT_MS = 15_000;
-export const ROTATION_GRACE_SECONDS = 24 * 3600;
+const WEBHOOK_TIMEOUT_MS = 15_000;
+const ROTATION_GRACE_SECONDS = 24 * 3600;
 
 export function webhookSettings(options: {
   allowLoopback: boolean;

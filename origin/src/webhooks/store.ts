@@ -3,7 +3,6 @@ import type { Executor } from '../db/client.js';
 import { domainEvents, users, webhookDeliveries, webhookEndpoints, webhookFannedOut } from '../db/schema.js';
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
-export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
 /** Who registers and manages endpoints: an account (owner or admin), or a platform through its API key. */
 export type WebhookSubscriber = { kind: 'account'; userId: string; isAdmin: boolean } | { kind: 'platform'; platformName: string };
@@ -277,12 +276,4 @@ export async function nextDueAt(db: Executor): Promise<Date | null> {
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.status, 'pending'), isEndpointHead));
   return row?.due ?? null;
-}
-
-export function deliveriesOf(db: Executor, endpointId: string): Promise<DeliveryRow[]> {
-  return db
-    .select()
-    .from(webhookDeliveries)
-    .where(eq(webhookDeliveries.endpointId, endpointId))
-    .orderBy(asc(webhookDeliveries.occurredAt), asc(webhookDeliveries.eventId));
 }

@@ -14,7 +14,7 @@ export const fbankFixtureDir = path.join(fixturesDir, 'fbank');
 /** A few seconds of real speech from a handful of speakers, laid out as the shared dev corpus (`manifest.tsv`, `so762/…`). */
 export const speechDir = path.join(fixturesDir, 'speech');
 /** The encoded files listed in `audio-fixtures.ts`. */
-export const audioFixtureDir = path.join(fixturesDir, 'audio');
+const audioFixtureDir = path.join(fixturesDir, 'audio');
 
 export const readAudioFixture = (fixture: { file: string }): Uint8Array =>
   new Uint8Array(readFileSync(path.join(audioFixtureDir, fixture.file)));

@@ -1,0 +1,96 @@
+import { DEFAULT_TLOG_ORIGIN } from '@vip/shared-schema';
+import type { CheckpointSigner } from './audit/checkpoints.js';
+import { AuditService } from './audit/service.js';
+import { TransparencyLog } from './audit/tlog-service.js';
+import type { AccessTokens } from './auth/access-tokens.js';
+import type { PasswordHasher } from './auth/passwords.js';
+import { AuthService } from './auth/service.js';
+import { ConsentService } from './biometric-consent/service.js';
+import type { Database } from './db/client.js';
+import { DetectionService } from './detection/service.js';
+import type { OutboxSignal } from './edge-sync/signal.js';
+import { HealthService } from './health/service.js';
+import { RateLimiter } from './http/rate-limit.js';
+import { LicenseRequestService } from './license-requests/service.js';
+import { LicenseService } from './licenses/service.js';
+import { PlatformService } from './platforms/service.js';
+import type { Runtime } from './runtime.js';
+import { ScreeningService } from './screening/service.js';
+import { ConsentService as SynthesisConsentService } from './synthesis-consent/service.js';
+import type { VoiceprintEngine } from './voiceprint/index.js';
+import { VoiceReviewService } from './voices/reviews.js';
+import { VoiceService } from './voices/service.js';
+import { WebhookService, type WebhookSettings } from './webhooks/service.js';
+
+export interface ProtectionSettings {
+  screeningPerMinute: number;
+  licenseRequestsPerMinute: number;
+  licensingUrl: string;
+}
+
+export interface ServiceDeps {
+  db: Database;
+  tokens: AccessTokens;
+  hasher: PasswordHasher;
+  runtime: Runtime;
+  outbox: OutboxSignal;
+  /** Absent where no audio is served (tests of other domains): enroll, compare and screening answer 503. */
+  voiceprint?: VoiceprintEngine;
+  checkpoints: CheckpointSigner;
+  /** The transparency log's origin line; default DEFAULT_TLOG_ORIGIN. */
+  tlogOrigin?: string;
+  webhooks: WebhookSettings;
+  protection: ProtectionSettings;
+}
+
+/** Every service of the origin, one instance each; routes and background jobs share them. */
+export interface Services {
+  health: HealthService;
+  auth: AuthService;
+  platforms: PlatformService;
+  /** Biometric consent: the speaker's recorded agreement that an enrollment needs. */
+  consents: ConsentService;
+  /** A voice's synthesis consent (granted, withdrawn), as the edge index publishes it. */
+  synthesisConsents: SynthesisConsentService;
+  licenses: LicenseService;
+  licenseRequests: LicenseRequestService;
+  voices: VoiceService;
+  voiceReviews: VoiceReviewService;
+  detection: DetectionService;
+  screening: ScreeningService;
+  audit: AuditService;
+  tlog: TransparencyLog;
+  webhooks: WebhookService;
+}
+
+/** The one place services are built. */
+export function buildServices(deps: ServiceDeps): Services {
+  const { db, runtime, outbox, protection } = deps;
+  const engine = deps.voiceprint;
+  const limiter = new RateLimiter(db, runtime.clock);
+  const licenses = new LicenseService({ db, runtime, outbox });
+  return {
+    health: new HealthService({ db, voiceprint: engine }),
+    auth: new AuthService({ db, hasher: deps.hasher, tokens: deps.tokens, runtime }),
+    platforms: new PlatformService({ db, runtime, outbox }),
+    consents: new ConsentService({ db, runtime }),
+    synthesisConsents: new SynthesisConsentService({ db, runtime, outbox }),
+    licenses,
+    licenseRequests: new LicenseRequestService({
+      db,
+      runtime,
+      outbox,
+      licenses,
+      limiter,
+      licenseRequestsPerMinute: protection.licenseRequestsPerMinute,
+      secretEncryption: deps.webhooks.sender.secretEncryption,
+    }),
+    voices: new VoiceService({ db, runtime, outbox, engine }),
+    voiceReviews: new VoiceReviewService({ db, runtime, outbox }),
+    detection: new DetectionService({ db, runtime, engine, reportDetections: deps.webhooks.gateVariant === 'B' }),
+    screening: new ScreeningService({ db, runtime, limiter, engine, ...protection }),
+    audit: new AuditService({ db, clock: runtime.clock, checkpoints: deps.checkpoints }),
+    tlog: new TransparencyLog({ db, clock: runtime.clock, checkpoints: deps.checkpoints, origin: deps.tlogOrigin ?? DEFAULT_TLOG_ORIGIN }),
+    webhooks: new WebhookService({ db, runtime, settings: deps.webhooks }),
+  };
+}

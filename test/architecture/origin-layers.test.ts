@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repositoryRoot } from '../bench/support/repository.js';
+import { localImportsOf, sourceFiles } from './imports.js';
+
+/**
+ * The origin's layers (docs/ARCHITECTURE.md, "The origin's folders"), bottom up: the configuration
+ * and a few dependency-free helpers; `db/`; `http/` plumbing; the domain folders; `jobs/`; the
+ * composition root (`services.ts` builds every service, `server.ts` wires them, `main.ts` runs it).
+ * Paths are under origin/src; a prefix ending in `/` is a folder. Tests are consumers, not a layer,
+ * so `*.test.ts` files are left out.
+ */
+interface Wall {
+  /** What the wall says, as a failure names it. */
+  says: string;
+  /** The files it holds back. */
+  files: string[];
+  /** Files under `files` it does not hold back. */
+  except?: string[];
+  /** The only app modules those files may import (their own folder included when listed)… */
+  only?: string[];
+  /** …or the app modules they may not import, `unless` one of these. */
+  never?: string[];
+  unless?: string[];
+}
+
+const WALLS: Wall[] = [
+  { says: 'the configuration depends on nothing in the app', files: ['config.ts'], only: ['parse-json.ts'] },
+  { says: 'the leaf helpers depend on nothing in the app', files: ['parse-json.ts', 'runtime.ts'], only: [] },
+  { says: 'the database layer knows no domain', files: ['db/'], only: ['db/', 'config.ts'] },
+  { says: 'the HTTP plumbing knows no domain', files: ['http/'], only: ['http/', 'db/', 'runtime.ts'] },
+  {
+    says: 'only the composition root builds the app',
+    files: [''],
+    except: ['main.ts', 'server.ts', 'testing/'],
+    never: ['main.ts', 'server.ts', 'services.ts'],
+  },
+  {
+    says: 'the domains know the loop contract, not the jobs that run them',
+    files: [''],
+    except: ['jobs/', 'main.ts', 'server.ts', 'testing/'],
+    never: ['jobs/'],
+    unless: ['jobs/background-loop.ts'],
+  },
+];
+
+const sourceRoot = join(repositoryRoot, 'origin/src');
+const matches = (path: string, prefixes: readonly string[]) => prefixes.some((prefix) => path.startsWith(prefix));
+
+/** The imports of `file` that cross a wall, as `file → import (what the wall says)`. */
+function crossings(file: string, source: string): string[] {
+  if (file.endsWith('.test.ts')) return [];
+  const imports = localImportsOf(sourceRoot, file, source).filter((target) => !target.startsWith('../'));
+  return WALLS.filter((wall) => matches(file, wall.files) && !matches(file, wall.except ?? [])).flatMap((wall) =>
+    imports
+      .filter((target) =>
+        wall.only ? !matches(target, wall.only) : matches(target, wall.never ?? []) && !matches(target, wall.unless ?? []),
+      )
+      .map((target) => `${file} → ${target} (${wall.says})`),
+  );
+}
+
+describe("the origin's layers", () => {
+  it('imports only downwards', () => {
+    const files = sourceFiles(sourceRoot);
+    expect(files.length).toBeGreaterThan(100);
+    expect(files.flatMap((file) => crossings(file, readFileSync(join(sourceRoot, file), 'utf8')))).toEqual([]);
+  });
+
+  it('catches a type-only import across a wall as well as a value import', () => {
+    expect(crossings('config.ts', "import type { WebhookSettings } from './webhooks/service.js';")).toEqual([
+      'config.ts → webhooks/service.ts (the configuration depends on nothing in the app)',
+    ]);
+    expect(crossings('config.ts', "import { DEFAULT_RETRY_SCHEDULE_SECONDS } from './webhooks/schedule.js';")).toEqual([
+      'config.ts → webhooks/schedule.ts (the configuration depends on nothing in the app)',
+    ]);
+    expect(crossings('config.ts', "export type { EncryptionKey } from './webhooks/secret-encryption.js';")).toEqual([
+      'config.ts → webhooks/secret-encryption.ts (the configuration depends on nothing in the app)',
+    ]);
+    expect(crossings('http/routes.ts', "type Guard = import('../auth/guard.js').Principal;")).toEqual([
+      'http/routes.ts → auth/guard.ts (the HTTP plumbing knows no domain)',
+    ]);
+    expect(crossings('voices/routes.ts', "import type { Services } from '../services.js';")).toEqual([
+      'voices/routes.ts → services.ts (only the composition root builds the app)',
+    ]);
+    expect(crossings('webhooks/worker.ts', "import type { BackgroundJobs } from '../jobs/background-jobs.js';")).toEqual([
+      'webhooks/worker.ts → jobs/background-jobs.ts (the domains know the loop contract, not the jobs that run them)',
+    ]);
+    // What the walls allow.
+    expect(crossings('webhooks/worker.ts', "import type { RoundOutcome } from '../jobs/background-loop.js';")).toEqual([]);
+    expect(crossings('config.ts', "import { parseJsonOrUndefined } from './parse-json.js';")).toEqual([]);
+    expect(crossings('webhooks/secret-encryption.ts', "import type { EncryptionKey } from '../config.js';")).toEqual([]);
+    expect(crossings('server.ts', "import { buildServices } from './services.js';")).toEqual([]);
+  });
+});
