@@ -70,6 +70,16 @@ export const WEBHOOK_EVENTS = [
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
+/** The event of a test delivery (`POST /api/v1/webhooks/{id}/test`): sent on request, never subscribed to. */
+export const WEBHOOK_TEST_EVENT = 'webhook.test';
+
+/**
+ * A delivery's state: `pending` until a 2xx (`delivered`), the last scheduled attempt (`failed`), or
+ * a 410 Gone that disabled its endpoint (`cancelled`).
+ */
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
 /** What a platform key may subscribe to: the events about its own licences and requests, nothing of an owner's. */
 export const PLATFORM_WEBHOOK_EVENTS = [
   'license.granted',

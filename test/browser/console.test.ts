@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type AuditReceipt, verifyReceipt } from '@vip/shared-schema/client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, post, type RunningService, startService } from '../support/service.js';
@@ -9,6 +11,8 @@ import { chromiumMissing, collectConsole, expectAccessible, launchChromium, scre
 const admin = { email: 'admin@console-e2e.example', password: 'console-e2e-admin-password' };
 const owner = { email: `owner-${randomUUID().slice(0, 8)}@console-e2e.example`, password: 'a long owner passphrase' };
 const platformName = `Console TTS ${randomUUID().slice(0, 6)}`;
+/** A second platform, which asks the owner for a licence instead of being granted one. */
+const askingPlatform = `Console Radio ${randomUUID().slice(0, 6)}`;
 
 /** Until the owner's receiver answers a delivery, it records what arrived. */
 function startReceiver(): Promise<{ server: Server; url: string; received: string[] }> {
@@ -34,6 +38,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
   let service: RunningService;
   let browser: Browser;
   let apiKey: string;
+  let askingKey: string;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
   beforeAll(async () => {
@@ -44,8 +49,11 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
     ]);
     const adminToken = (await json(await post(`${service.originUrl}/api/v1/auth/login`, admin))).access_token as string;
     const auth = { authorization: `Bearer ${adminToken}` };
-    const platform = await json(await post(`${service.originUrl}/api/v1/platforms`, { name: platformName }, auth));
-    apiKey = (await json(await post(`${service.originUrl}/api/v1/platforms/${platform.platform_id}/api-keys`, {}, auth))).api_key as string;
+    const keyOf = async (name: string) => {
+      const platform = await json(await post(`${service.originUrl}/api/v1/platforms`, { name }, auth));
+      return (await json(await post(`${service.originUrl}/api/v1/platforms/${platform.platform_id}/api-keys`, {}, auth))).api_key as string;
+    };
+    [apiKey, askingKey] = await Promise.all([keyOf(platformName), keyOf(askingPlatform)]);
   });
 
   afterAll(async () => {
@@ -87,6 +95,13 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
     afterAll(async () => {
       await context?.close();
     });
+
+    /** Clicks a button that draws the view again, and waits until the new view has replaced the old one. */
+    async function redrawWith(button: string): Promise<void> {
+      await page.locator('#app h1').evaluate((heading) => heading.setAttribute('data-stale', ''));
+      await page.getByRole('button', { name: button, exact: true }).click();
+      await page.locator('#app h1:not([data-stale])').waitFor();
+    }
 
     it('signs up with the keyboard alone and lands on an empty voice list', async () => {
       await page.goto(`${service.originUrl}/console`);
@@ -189,8 +204,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       await expect
         .poll(
           async () => {
-            await page.getByRole('button', { name: 'Refresh' }).click();
-            await page.locator('#timeline').waitFor();
+            await redrawWith('Refresh');
             return page.locator('#timeline li[data-decision="deny"]').count();
           },
           { timeout: 30_000, interval: 1_000 },
@@ -225,22 +239,140 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       await expect.poll(async () => (await check()).status, { timeout: 5_000 }).toBe('blocked');
     });
 
-    it('registers a webhook, tests it, rotates its secret and removes it', async () => {
+    it('registers a webhook, tests it and rotates its secret', async () => {
       await page.getByRole('link', { name: 'Webhooks' }).click();
       await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
       await page.getByLabel('URL').fill(receiver.url);
+      await page.getByLabel('license.requested').check();
       await page.getByLabel('voice.deleted').check();
       await page.getByRole('button', { name: 'Add endpoint' }).click();
       await expect.poll(() => page.locator('code.secret').textContent()).toMatch(/^whsec_/);
 
       await page.getByRole('button', { name: `Send a test to ${receiver.url}` }).click();
-      await expect.poll(() => page.locator('.deliveries li').first().textContent()).toContain('delivered (HTTP 204)');
+      await expect.poll(() => page.locator('.notice.success').first().textContent()).toContain('delivered (HTTP 204)');
       expect(receiver.received.some((body) => body.includes('webhook.test'))).toBe(true);
+      // The test is in the endpoint's delivery history, read from the origin.
+      const testRow = page.locator('table.deliveries tr[data-event="webhook.test"]');
+      expect(await testRow.getAttribute('data-status')).toBe('delivered');
+      expect(await testRow.locator('td[data-label="Last answer"]').textContent()).toBe('HTTP 204');
 
       await page.getByRole('button', { name: `Rotate the secret of ${receiver.url}` }).click();
       await page.getByText('The previous secret also signs until').waitFor();
+    });
+
+    it("approves a platform's licence request from the inbox, sees the gate approve it in the timeline, and checks the decision's receipt", async () => {
+      const voiceId = voiceUrl.split('/').pop()!;
+      const check = () =>
+        post(
+          `${service.edgeUrl}/api/v1/protect/pre-synthesis-check`,
+          { voice_id: voiceId, platform_name: askingPlatform, intended_use: 'podcast' },
+          { 'x-api-key': askingKey },
+        ).then(json);
+      expect(await check()).toMatchObject({ status: 'blocked', reason: 'no_license' });
+      const asked = await post(
+        `${service.originUrl}/api/v1/voices/${voiceId}/license-requests`,
+        {
+          platform_name: askingPlatform,
+          scopes: ['podcast'],
+          expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+          message: 'We would like your voice to read our weekly news podcast.',
+        },
+        { 'x-api-key': askingKey },
+      );
+      expect(asked.status).toBe(201);
+
+      // The voice points to the waiting request; the inbox holds it.
+      await page.goto(voiceUrl);
+      await page.getByText('A platform asks for a licence of this voice').waitFor();
+      await page.getByRole('link', { name: 'answer in the licence requests' }).click();
+      await page.getByRole('heading', { name: 'Licence requests' }).waitFor();
+      const request = page.getByRole('article', { name: `${askingPlatform} asks to license "My narrator voice"` });
+      expect(await request.textContent()).toContain('For: podcast');
+      expect(await request.textContent()).toContain('weekly news podcast');
+      await expectAccessible(page, 'licence requests');
+      await screenshot(page, 'console-licence-requests');
+      await request.getByRole('button', { name: `Approve ${askingPlatform}` }).click();
+      await page.getByText(`Approved: ${askingPlatform} holds a licence of "My narrator voice" for podcast.`).waitFor();
+      await page.getByText('No request is waiting.').waitFor();
+
+      // The approval reaches the gate; the platform asks again and is approved.
+      await expect.poll(async () => (await check()).status, { timeout: 10_000 }).toBe('approved');
+      await page.getByRole('link', { name: 'Open My narrator voice' }).click();
+      await page.getByRole('heading', { name: 'My narrator voice' }).waitFor();
+      const decision = page.locator('#timeline li', { hasText: `${askingPlatform} asked to synthesize it for podcast: approved` });
+      await expect
+        .poll(
+          async () => {
+            await redrawWith('Refresh');
+            return decision.count();
+          },
+          { timeout: 30_000, interval: 1_000 },
+        )
+        .toBe(1);
+
+      // Its receipt, checked in the page (inclusion proof and signed checkpoint), then downloaded.
+      await decision.getByRole('button', { name: /^Receipt of entry \d+$/ }).click();
+      await decision.locator('.receipt [data-proof], .receipt [role="alert"]').first().waitFor({ timeout: 15_000 });
+      expect(await decision.locator('.receipt').textContent()).toMatch(/^Proof verified/);
+      expect(await decision.locator('[data-proof]').getAttribute('data-proof')).toBe('verified');
+      expect(await decision.locator('[data-proof]').textContent()).toMatch(
+        /^Proof verified: entry \d+ is in the log .+ signed by the key /,
+      );
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        decision.getByRole('link', { name: /^Download the receipt of entry \d+ \(JSON\)$/ }).click(),
+      ]);
+      const receipt = JSON.parse(await readFile((await download.path())!, 'utf8')) as AuditReceipt;
+      expect(download.suggestedFilename()).toBe(`receipt-${receipt.check_id}.json`);
+      // The file verifies outside the browser too, against the key the origin publishes.
+      const vkey = await (await fetch(`${service.originUrl}/tlog/vkey`)).text();
+      const { entry } = await verifyReceipt(receipt, vkey);
+      expect(entry).toMatchObject({ voice_id: voiceId, platform_name: askingPlatform, intended_use: 'podcast', decision: 'allow' });
+      await expectAccessible(page, 'verified receipt');
+      await screenshot(page, 'console-receipt');
+
+      // A receipt whose entry was altered on the way fails the check, and the page says so.
+      const first = page.locator('#timeline li[data-decision="allow"]').first();
+      await page.route('**/api/v1/protect/audit-log/*/receipt', async (route) => {
+        const answer = await route.fetch();
+        const body = (await answer.json()) as AuditReceipt;
+        await route.fulfill({ response: answer, json: { ...body, leaf: body.leaf.replace('"allow"', '"deny"') } });
+      });
+      await first.getByRole('button', { name: /^Receipt of entry \d+$/ }).click();
+      await first.locator('.receipt [data-proof], .receipt [role="alert"]').first().waitFor({ timeout: 15_000 });
+      expect(await first.locator('[data-proof]').getAttribute('data-proof')).toBe('failed');
+      expect(await first.locator('[data-proof]').textContent()).toContain('the inclusion proof does not lead to the signed root');
+      await page.unroute('**/api/v1/protect/audit-log/*/receipt');
+      await expectAccessible(page, 'failed receipt');
+
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await page.setViewportSize({ width: 1100, height: 900 });
+    }, 90_000);
+
+    it("shows the webhook's latest deliveries from the origin, then removes the endpoint", async () => {
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+      const requested = page.locator('table.deliveries tr[data-event="license.requested"]');
+      await expect
+        .poll(
+          async () => {
+            await redrawWith('Refresh deliveries');
+            return requested.getAttribute('data-status', { timeout: 1_000 }).catch(() => null);
+          },
+          { timeout: 30_000, interval: 1_000 },
+        )
+        .toBe('delivered');
+      expect(await requested.locator('td[data-label="Attempts"]').textContent()).toBe('1');
+      expect(await requested.locator('td[data-label="Last answer"]').textContent()).toBe('HTTP 204');
+      expect(receiver.received.some((body) => body.includes('license.requested'))).toBe(true);
       await expectAccessible(page, 'webhooks');
       await screenshot(page, 'console-webhooks');
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await expectAccessible(page, 'webhooks at phone width');
+      await page.setViewportSize({ width: 1100, height: 900 });
+
       await page.getByRole('button', { name: `Remove ${receiver.url}` }).click();
       await page.getByText('No endpoint yet.').waitFor();
     });
@@ -252,7 +384,8 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       await page.locator('#erasure-receipt').waitFor();
       const receipt = (await page.locator('#erasure-receipt').textContent()) ?? '';
       expect(receipt).toContain('Voiceprints removed: 1');
-      expect(receipt).toContain('Licences removed: 1');
+      // The revoked licence and the one the approval created.
+      expect(receipt).toContain('Licences removed: 2');
       expect(receipt).toContain('Biometric consents removed: 1');
       await expectAccessible(page, 'erasure receipt');
       await screenshot(page, 'console-erased');

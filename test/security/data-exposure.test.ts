@@ -147,6 +147,7 @@ describe('data exposure: no biometric data or secret leaves the service', () => 
     await s.send('verify', 'GET', `${s.origin}/api/v1/protect/audit-log/verify`, undefined, s.admin.auth);
     // Deliveries of real events (enrollment.complete at least).
     await eventually(async () => receiver.requests.some((r) => r.body.includes('enrollment.complete')), 15_000);
+    await s.send('webhook deliveries', 'GET', `${s.origin}/api/v1/webhooks/${webhookId}/deliveries`, undefined, asOwner);
     // Erasure.
     expect((await s.send('delete voice', 'DELETE', `${s.origin}/api/v1/voices/${voiceId}`, undefined, asOwner)).status).toBe(200);
   }, 120_000);

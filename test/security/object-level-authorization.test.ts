@@ -261,6 +261,9 @@ describe('object-level authorization: another owner, another platform', () => {
     rotateWebhookSecret: async () => {
       await expectProblem(await call('rotateWebhookSecret', 'POST', `/api/v1/webhooks/${webhookA}/rotate-secret`), 404, 'not_found');
     },
+    listWebhookDeliveries: async () => {
+      await expectProblem(await call('listWebhookDeliveries', 'GET', `/api/v1/webhooks/${webhookA}/deliveries`), 404, 'not_found');
+    },
     changePassword: async () => {
       // The route acts on the caller's own account only: A's password is just a wrong password for B.
       const response = await call('changePassword', 'POST', '/api/v1/auth/password', {
@@ -422,6 +425,10 @@ describe('object-level authorization: another owner, another platform', () => {
     rotateWebhookSecret: async () => {
       const path = `/api/v1/webhooks/${webhookP1}/rotate-secret`;
       await expectProblem(await call('rotateWebhookSecret', 'POST', path, undefined, { 'x-api-key': p2.apiKey }), 404, 'not_found');
+    },
+    listWebhookDeliveries: async () => {
+      const path = `/api/v1/webhooks/${webhookP1}/deliveries`;
+      await expectProblem(await call('listWebhookDeliveries', 'GET', path, undefined, { 'x-api-key': p2.apiKey }), 404, 'not_found');
     },
     compareVoices: async () => {
       // A platform holds no voices: naming an owner's enrolled voice must not compare against it.

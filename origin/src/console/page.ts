@@ -11,6 +11,7 @@ export const consolePage = renderPageShell({
   links: [
     ['Voices', '#/voices'],
     ['Enroll', '#/enroll'],
+    ['Licence requests', '#/requests'],
     ['Webhooks', '#/webhooks'],
     ['Account', '#/account'],
     ['API reference', originDocsRoute.path],

@@ -1,6 +1,7 @@
 import {
   deleteWebhookRoute,
   enableWebhookRoute,
+  listWebhookDeliveriesRoute,
   listWebhooksRoute,
   registerWebhookRoute,
   rotateWebhookSecretRoute,
@@ -41,5 +42,10 @@ export function registerWebhookRoutes({ app, registry, guards }: RouteKit, webho
   addRoute(app, registry, rotateWebhookSecretRoute, {
     guards: [guard],
     handler: ({ params }, request) => webhooks.rotateSecret(callerOf(request), params.webhook_id),
+  });
+
+  addRoute(app, registry, listWebhookDeliveriesRoute, {
+    guards: [guard],
+    handler: ({ params, query }, request) => webhooks.deliveries(callerOf(request), params.webhook_id, query),
   });
 }

@@ -1,10 +1,17 @@
-import { type GateVariant, newWebhookSecret, PLATFORM_WEBHOOK_EVENTS, ProblemError, type WebhookEvent } from '@vip/shared-schema';
+import {
+  type GateVariant,
+  newWebhookSecret,
+  PLATFORM_WEBHOOK_EVENTS,
+  ProblemError,
+  WEBHOOK_TEST_EVENT,
+  type WebhookEvent,
+} from '@vip/shared-schema';
 import type { Caller } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
 import type { Runtime } from '../runtime.js';
 import { checkWebhookUrl, type Resolver, systemResolver } from './address-guard.js';
 import { SecretDecryptionError, SecretEncryption } from './secret-encryption.js';
-import { type AttemptOutcome, attemptSummary, type SenderSettings, sendWebhook } from './sender.js';
+import { attemptSummary, type SenderSettings, sendWebhook } from './sender.js';
 import * as store from './store.js';
 import { signingSecrets } from './worker.js';
 
@@ -106,13 +113,16 @@ export class WebhookService {
     return { webhook_id: webhookId, secret, previous_secret_valid_until: until.toISOString() };
   }
 
-  /** One signed `webhook.test` delivery, sent now and reported; it is not queued or retried. */
+  /**
+   * One signed `webhook.test` delivery, sent now and reported; it is not queued or retried. Its
+   * outcome is recorded in the endpoint's delivery history.
+   */
   async sendTest(caller: Caller, webhookId: string) {
-    const { runtime, settings } = this.deps;
+    const { db, runtime, settings } = this.deps;
     const endpoint = await this.endpointOf(caller, webhookId);
     const now = runtime.clock.now();
     const messageId = `msg_test_${runtime.newId()}`;
-    const body = JSON.stringify({ event: 'webhook.test', voice_id: null, timestamp: now.toISOString(), webhook_id: webhookId });
+    const body = JSON.stringify({ event: WEBHOOK_TEST_EVENT, voice_id: null, timestamp: now.toISOString(), webhook_id: webhookId });
     const outcome = await sendWebhook(
       {
         webhookId,
@@ -124,7 +134,20 @@ export class WebhookService {
       },
       settings.sender,
     );
-    return { webhook_id: webhookId, message_id: messageId, ...testOutcome(outcome) };
+    const { statusCode, error } = attemptSummary(outcome);
+    await store.recordTestDelivery(
+      db,
+      { messageId, endpointId: webhookId, body, sentAt: now },
+      { statusCode, error, at: runtime.clock.now() },
+    );
+    return { webhook_id: webhookId, message_id: messageId, delivered: error === null, status_code: statusCode, error };
+  }
+
+  /** The endpoint's most recent deliveries, newest first: outcomes and times, never the bodies sent. */
+  async deliveries(caller: Caller, webhookId: string, query: { limit: number }) {
+    await this.endpointOf(caller, webhookId);
+    const rows = await store.recentDeliveries(this.deps.db, webhookId, query.limit);
+    return { deliveries: rows.map(toDeliveryOutcome) };
   }
 
   /**
@@ -178,10 +201,18 @@ const toWebhook = (row: store.EndpointRow) => ({
   previous_secret_valid_until: row.previousSecretUntil?.toISOString() ?? null,
 });
 
-function testOutcome(outcome: AttemptOutcome) {
-  const { statusCode, error } = attemptSummary(outcome);
-  return { delivered: error === null, status_code: statusCode, error };
-}
+const toDeliveryOutcome = (row: store.DeliveryRow) => ({
+  message_id: row.messageId,
+  event: row.eventType as WebhookEvent | typeof WEBHOOK_TEST_EVENT,
+  status: row.status,
+  attempts: row.attempts,
+  last_status_code: row.lastStatusCode,
+  last_error: row.lastError,
+  occurred_at: row.occurredAt.toISOString(),
+  last_attempt_at: row.lastAttemptAt?.toISOString() ?? null,
+  next_attempt_at: row.status === 'pending' ? row.nextAttemptAt.toISOString() : null,
+  finished_at: row.finishedAt?.toISOString() ?? null,
+});
 
 const fieldProblem = (field: string, message: string) =>
   new ProblemError('validation_failed', 'The request body is invalid.', { errors: [{ field, message }] });

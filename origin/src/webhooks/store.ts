@@ -1,8 +1,10 @@
-import { and, asc, eq, inArray, isNull, lte, min, sql } from 'drizzle-orm';
+import { WEBHOOK_TEST_EVENT } from '@vip/shared-schema';
+import { and, asc, desc, eq, inArray, isNull, lte, min, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { domainEvents, users, webhookDeliveries, webhookEndpoints, webhookFannedOut } from '../db/schema.js';
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
 /** Who registers and manages endpoints: an account (owner or admin), or a platform through its API key. */
 export type WebhookSubscriber = { kind: 'account'; userId: string; isAdmin: boolean } | { kind: 'platform'; platformName: string };
@@ -215,17 +217,20 @@ export async function claimDueDeliveries(db: Executor, now: Date, leaseUntil: Da
 export interface AttemptRecord {
   statusCode: number | null;
   error: string | null;
+  /** When the attempt ended. */
+  at: Date;
 }
 
-export async function markDelivered(db: Executor, id: number, attempt: AttemptRecord, now: Date): Promise<void> {
+export async function markDelivered(db: Executor, id: number, attempt: AttemptRecord): Promise<void> {
   await db
     .update(webhookDeliveries)
     .set({
       status: 'delivered',
       attempts: sql`${webhookDeliveries.attempts} + 1`,
+      lastAttemptAt: attempt.at,
       lastStatusCode: attempt.statusCode,
       lastError: null,
-      finishedAt: now,
+      finishedAt: attempt.at,
     })
     .where(eq(webhookDeliveries.id, id));
 }
@@ -236,23 +241,50 @@ export async function markRetry(db: Executor, id: number, attempt: AttemptRecord
     .set({
       attempts: sql`${webhookDeliveries.attempts} + 1`,
       nextAttemptAt: retryAt,
+      lastAttemptAt: attempt.at,
       lastStatusCode: attempt.statusCode,
-      lastError: attempt.error?.slice(0, 500) ?? null,
+      lastError: clipError(attempt.error),
     })
     .where(eq(webhookDeliveries.id, id));
 }
 
-export async function markGivenUp(db: Executor, id: number, attempt: AttemptRecord, now: Date): Promise<void> {
+export async function markGivenUp(db: Executor, id: number, attempt: AttemptRecord): Promise<void> {
   await db
     .update(webhookDeliveries)
     .set({
       status: 'failed',
       attempts: sql`${webhookDeliveries.attempts} + 1`,
+      lastAttemptAt: attempt.at,
       lastStatusCode: attempt.statusCode,
-      lastError: attempt.error?.slice(0, 500) ?? null,
-      finishedAt: now,
+      lastError: clipError(attempt.error),
+      finishedAt: attempt.at,
     })
     .where(eq(webhookDeliveries.id, id));
+}
+
+const clipError = (error: string | null) => error?.slice(0, 500) ?? null;
+
+/** A test delivery, sent once and never retried: recorded finished, beside the endpoint's events. */
+export async function recordTestDelivery(
+  db: Executor,
+  delivery: { messageId: string; endpointId: string; body: string; sentAt: Date },
+  attempt: AttemptRecord,
+): Promise<void> {
+  await db.insert(webhookDeliveries).values({
+    messageId: delivery.messageId,
+    endpointId: delivery.endpointId,
+    eventId: null,
+    eventType: WEBHOOK_TEST_EVENT,
+    occurredAt: delivery.sentAt,
+    body: delivery.body,
+    status: attempt.error === null ? 'delivered' : 'failed',
+    attempts: 1,
+    nextAttemptAt: delivery.sentAt,
+    lastAttemptAt: attempt.at,
+    lastStatusCode: attempt.statusCode,
+    lastError: clipError(attempt.error),
+    finishedAt: attempt.at,
+  });
 }
 
 /** 410 Gone: the receiver wants nothing more. The endpoint is disabled and its queue dropped. */
@@ -276,4 +308,17 @@ export async function nextDueAt(db: Executor): Promise<Date | null> {
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.status, 'pending'), isEndpointHead));
   return row?.due ?? null;
+}
+
+/**
+ * An endpoint's latest deliveries, newest first. Ordered by row id, the order they were created in
+ * (fan-out creates an endpoint's deliveries in event order); an index on (endpoint, id) serves it.
+ */
+export function recentDeliveries(db: Executor, endpointId: string, limit: number): Promise<DeliveryRow[]> {
+  return db
+    .select()
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.endpointId, endpointId))
+    .orderBy(desc(webhookDeliveries.id))
+    .limit(limit);
 }

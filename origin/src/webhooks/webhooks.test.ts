@@ -11,6 +11,7 @@ import {
 import {
   registeredWebhookSchema,
   rotatedWebhookSecretSchema,
+  webhookDeliveryListSchema,
   webhookListSchema,
   webhookTestResultSchema,
 } from '@vip/shared-schema/routes/origin-webhooks';
@@ -492,6 +493,88 @@ describe('delivery', () => {
   });
 });
 
+describe('GET /webhooks/{id}/deliveries', () => {
+  const history = (token: string, webhookId: string, query = '') =>
+    origin.app.inject({ method: 'GET', url: `/api/v1/webhooks/${webhookId}/deliveries${query}`, headers: bearer(token) });
+
+  it("lists an endpoint's deliveries newest first, tests beside events: status, attempts, last answer and times, never a body", async () => {
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    const voiceId = crypto.randomUUID();
+    await emit('voice.deleted', owner.userId, voiceId);
+    receiver.script = [{ status: 503 }];
+    const worker = workerFor();
+    await deliverOnce(worker);
+    const tested = webhookTestResultSchema.parse(
+      (
+        await origin.app.inject({ method: 'POST', url: `/api/v1/webhooks/${hook.webhook_id}/test`, headers: bearer(owner.accessToken) })
+      ).json(),
+    );
+
+    const response = await history(owner.accessToken, hook.webhook_id);
+    expect(response.statusCode).toBe(200);
+    const { deliveries } = webhookDeliveryListSchema.parse(response.json());
+    const [test, event] = deliveries;
+    expect(deliveries).toHaveLength(2);
+    expect(test).toMatchObject({
+      message_id: tested.message_id,
+      event: 'webhook.test',
+      status: 'delivered',
+      attempts: 1,
+      last_status_code: 200,
+      last_error: null,
+      next_attempt_at: null,
+    });
+    expect(test!.finished_at).toBe(test!.last_attempt_at);
+    expect(event).toMatchObject({ event: 'voice.deleted', status: 'pending', attempts: 1, last_status_code: 503, last_error: 'HTTP 503' });
+    expect(event!.message_id).toBe(receiver.received[0]!.headers['webhook-id']);
+    expect(Date.parse(event!.next_attempt_at!)).toBeGreaterThan(Date.parse(event!.last_attempt_at!));
+    expect(event!.finished_at).toBeNull();
+    expect(response.body).not.toContain(voiceId);
+
+    origin.runtime.advance(2_000);
+    await deliverOnce(worker);
+    const after = webhookDeliveryListSchema.parse((await history(owner.accessToken, hook.webhook_id)).json()).deliveries;
+    expect(after.find((each) => each.message_id === event!.message_id)).toMatchObject({
+      status: 'delivered',
+      attempts: 2,
+      last_status_code: 200,
+      last_error: null,
+      next_attempt_at: null,
+    });
+    expect(webhookDeliveryListSchema.parse((await history(owner.accessToken, hook.webhook_id, '?limit=1')).json()).deliveries).toEqual([
+      after[0],
+    ]);
+  });
+
+  it('records a failed test delivery with the reason', async () => {
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    receiver.script = [{ status: 500 }];
+    await origin.app.inject({ method: 'POST', url: `/api/v1/webhooks/${hook.webhook_id}/test`, headers: bearer(owner.accessToken) });
+    const [test] = webhookDeliveryListSchema.parse((await history(owner.accessToken, hook.webhook_id)).json()).deliveries;
+    expect(test).toMatchObject({ event: 'webhook.test', status: 'failed', attempts: 1, last_status_code: 500, last_error: 'HTTP 500' });
+  });
+
+  it("answers another owner's endpoint and a missing one with 404, a bad limit with 422, and no token with 401", async () => {
+    const owner = await loggedIn(origin);
+    const stranger = await loggedIn(origin);
+    const hook = await registered(owner.accessToken);
+    for (const response of [await history(stranger.accessToken, hook.webhook_id), await history(owner.accessToken, crypto.randomUUID())]) {
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toMatchObject({ code: 'not_found' });
+      expect(response.headers['content-type']).toContain('application/problem+json');
+    }
+    for (const limit of ['0', '101', 'many']) {
+      const response = await history(owner.accessToken, hook.webhook_id, `?limit=${limit}`);
+      expect(response.statusCode).toBe(422);
+      expect(response.json().errors).toEqual([expect.objectContaining({ field: 'query.limit' })]);
+    }
+    const anonymous = await origin.app.inject({ method: 'GET', url: `/api/v1/webhooks/${hook.webhook_id}/deliveries` });
+    expect(anonymous.statusCode).toBe(401);
+  });
+});
+
 describe('secrets at rest', () => {
   const endpointRow = async (db: TestOrigin['database']['db'], webhookId: string) =>
     (await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, webhookId)))[0]!;
@@ -736,5 +819,16 @@ describe('webhooks of a platform (X-API-Key)', () => {
     for (const each of receiver.received) {
       if (each !== delivered) expect(each.body).not.toContain(LICENSE_TOKEN_PREFIX);
     }
+    // The platform's delivery history says the token went out, without the token.
+    const history = await origin.app.inject({
+      method: 'GET',
+      url: `/api/v1/webhooks/${hook.webhook_id}/deliveries`,
+      headers: asKey(platform.apiKey),
+    });
+    expect(webhookDeliveryListSchema.parse(history.json()).deliveries).toEqual([
+      expect.objectContaining({ event: 'license.granted', status: 'delivered', message_id: delivered.headers['webhook-id'] }),
+    ]);
+    expect(history.body).not.toContain(LICENSE_TOKEN_PREFIX);
+    expect(history.body).not.toContain(payload.license_token as string);
   });
 });

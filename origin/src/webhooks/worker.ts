@@ -136,7 +136,7 @@ export class WebhookWorker {
       sender,
     );
     const now = clock.now();
-    const record: store.AttemptRecord = attemptSummary(outcome);
+    const record: store.AttemptRecord = { ...attemptSummary(outcome), at: now };
     if (outcome.kind === 'unsigned') {
       // A wrong or missing SECRETS_ENCRYPTION_KEYS entry, or a value moved between rows: only an operator can fix it.
       log.error(
@@ -145,11 +145,11 @@ export class WebhookWorker {
       );
     }
     if (record.error === null) {
-      await store.markDelivered(db, delivery.id, record, now);
+      await store.markDelivered(db, delivery.id, record);
       return;
     }
     if (outcome.kind === 'response' && outcome.statusCode === 410) {
-      await store.markGivenUp(db, delivery.id, record, now);
+      await store.markGivenUp(db, delivery.id, record);
       await store.disableEndpoint(db, delivery.endpointId, now);
       log.info({ webhook_id: delivery.endpointId }, 'webhook endpoint answered 410 Gone; disabled');
       return;
@@ -163,7 +163,7 @@ export class WebhookWorker {
       this.options.jitter,
     );
     if (delay === null) {
-      await store.markGivenUp(db, delivery.id, record, now);
+      await store.markGivenUp(db, delivery.id, record);
       log.warn({ webhook_id: delivery.endpointId, message_id: delivery.messageId }, 'webhook delivery given up after the last retry');
       return;
     }

@@ -169,6 +169,9 @@ export function createOriginClient(options: OriginClientOptions) {
       enable: (webhookId: string, o?: CallOptions) => call(webhooks.enableWebhookRoute, { params: { webhook_id: webhookId } }, o),
       rotateSecret: (webhookId: string, o?: CallOptions) =>
         call(webhooks.rotateWebhookSecretRoute, { params: { webhook_id: webhookId } }, o),
+      /** The endpoint's most recent deliveries, newest first, with their outcomes (no bodies). */
+      deliveries: (webhookId: string, query: QueryOf<typeof webhooks.listWebhookDeliveriesRoute> = {}, o?: CallOptions) =>
+        call(webhooks.listWebhookDeliveriesRoute, { params: { webhook_id: webhookId }, query }, o),
     },
     audit: {
       /** Bearer owner: entries of their voices; admin: all; API key: its platform's checks. */

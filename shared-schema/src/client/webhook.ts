@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { timingSafeEqual } from '../canonical.js';
 import { isoTimestamp, uuid } from '../common.js';
+import { WEBHOOK_TEST_EVENT } from '../enums.js';
 import { signWebhook, WEBHOOK_HEADERS, type WebhookDelivery, webhookDeliverySchema } from '../webhooks.js';
 
 /**
@@ -12,7 +13,7 @@ import { signWebhook, WEBHOOK_HEADERS, type WebhookDelivery, webhookDeliverySche
 
 /** `POST /api/v1/webhooks/{id}/test` sends this (origin/src/webhooks/service.ts); it is not a registrable event. */
 export const webhookTestDeliverySchema = z.object({
-  event: z.literal('webhook.test'),
+  event: z.literal(WEBHOOK_TEST_EVENT),
   voice_id: z.null(),
   timestamp: isoTimestamp,
   webhook_id: uuid,

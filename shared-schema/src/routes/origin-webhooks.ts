@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isoTimestamp, uuid } from '../common.js';
 import { defineRoute } from '../contract.js';
-import { WEBHOOK_EVENTS } from '../enums.js';
+import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT } from '../enums.js';
 import { WEBHOOK_SECRET_PREFIX } from '../webhooks.js';
 
 /** The origin's webhook routes (DESIGN sections 6 and 8). */
@@ -58,6 +58,40 @@ export const webhookTestResultSchema = z
 export const rotatedWebhookSecretSchema = z
   .object({ webhook_id: uuid, secret: z.string(), previous_secret_valid_until: isoTimestamp })
   .meta({ id: 'RotatedWebhookSecret' });
+
+export const WEBHOOK_DELIVERY_LIST_MAX_LIMIT = 100;
+
+export const webhookDeliveryListQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(WEBHOOK_DELIVERY_LIST_MAX_LIMIT).default(20),
+});
+
+/**
+ * What became of one delivery to an endpoint: an event's (with its retries) or a test's. The body
+ * sent is never returned: it may hold a sealed licence token, and the receiver has it already.
+ */
+export const webhookDeliveryOutcomeSchema = z
+  .object({
+    /** The `webhook-id` header of every attempt: what the receiver deduplicates on and logs. */
+    message_id: z.string(),
+    event: z.enum([...WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT]),
+    status: z.enum(WEBHOOK_DELIVERY_STATUSES),
+    attempts: z.number().int().nonnegative(),
+    /** The HTTP status of the last answer; null before the first attempt or when none came. */
+    last_status_code: z.number().int().nullable(),
+    /** Why the last attempt failed (`HTTP 500`, a timeout, a refused address); null after a 2xx. */
+    last_error: z.string().nullable(),
+    /** When the event happened (for a test, when it was sent). */
+    occurred_at: isoTimestamp,
+    last_attempt_at: isoTimestamp.nullable(),
+    /** When the next attempt is due; null once the delivery is finished. */
+    next_attempt_at: isoTimestamp.nullable(),
+    finished_at: isoTimestamp.nullable(),
+  })
+  .meta({ id: 'WebhookDeliveryOutcome' });
+
+export const webhookDeliveryListSchema = z
+  .object({ deliveries: z.array(webhookDeliveryOutcomeSchema) })
+  .meta({ id: 'WebhookDeliveryList' });
 
 const userProblems = ['authentication_required', 'invalid_token'] as const;
 
@@ -130,5 +164,18 @@ export const rotateWebhookSecretRoute = defineRoute({
   auth: ['bearer', 'apiKey'],
   params: webhookParamsSchema,
   success: { status: 200, description: 'New secret, shown only here', schema: rotatedWebhookSecretSchema },
+  problems: [...userProblems, 'validation_failed', 'not_found'],
+});
+
+export const listWebhookDeliveriesRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/webhooks/{webhook_id}/deliveries',
+  operationId: 'listWebhookDeliveries',
+  summary: "An endpoint's most recent deliveries (events and tests), newest first: status, attempts, last answer, times; no bodies",
+  tag: 'webhooks',
+  auth: ['bearer', 'apiKey'],
+  params: webhookParamsSchema,
+  query: webhookDeliveryListQuerySchema,
+  success: { status: 200, description: 'Deliveries, newest first', schema: webhookDeliveryListSchema },
   problems: [...userProblems, 'validation_failed', 'not_found'],
 });

@@ -2,6 +2,7 @@ import { byId, h, replace } from '../../../../shared-schema/src/browser/dom.js';
 import { renderAccount, renderSignIn } from './account-view.js';
 import { renderEnroll } from './enroll-view.js';
 import { errorNotice } from './messages.js';
+import { renderRequests } from './requests-view.js';
 import { resume, signedIn, whenSessionEnds } from './session.js';
 import { renderVoice } from './voice-view.js';
 import { renderVoices } from './voices-view.js';
@@ -9,7 +10,7 @@ import { renderWebhooks } from './webhooks-view.js';
 
 /**
  * The owner console: one page, one view per location hash (`#/voices`, `#/voices/<id>`, `#/enroll`,
- * `#/webhooks`, `#/account`). Every view is drawn from the origin's public API.
+ * `#/requests`, `#/webhooks`, `#/account`). Every view is drawn from the origin's public API.
  */
 
 export type View = (root: HTMLElement, go: (hash: string) => void) => Promise<void>;
@@ -18,6 +19,7 @@ const routes: [RegExp, (match: RegExpExecArray) => View][] = [
   [/^#\/voices\/([0-9a-f-]{36})$/, (match) => (root, go) => renderVoice(root, go, match[1]!)],
   [/^#\/voices$/, () => renderVoices],
   [/^#\/enroll$/, () => renderEnroll],
+  [/^#\/requests$/, () => renderRequests],
   [/^#\/webhooks$/, () => renderWebhooks],
   [/^#\/account$/, () => renderAccount],
 ];

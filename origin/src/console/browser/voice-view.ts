@@ -2,8 +2,9 @@ import { h, prettyJson, replace } from '../../../../shared-schema/src/browser/do
 import { INTENDED_USES } from '../../../../shared-schema/src/enums.js';
 import { checkboxGroup, handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
+import { receiptControl } from './receipt.js';
 import { api } from './session.js';
-import { CONSENT_WORDS } from './voices-view.js';
+import { allVoices, CONSENT_WORDS } from './voices-view.js';
 
 type Go = (hash: string) => void;
 type Licence = Awaited<ReturnType<typeof api.licenses.list>>['licenses'][number];
@@ -32,6 +33,11 @@ function describeEntry(entry: AuditEntry): string {
       return `Synthesis consent changed to ${entry.consent_status}.`;
     case 'license.changed':
       return `A licence for ${who} changed${entry.reason ? ` (${entry.reason.replaceAll('_', ' ')})` : ''}.`;
+    case 'license.requested':
+      return `${who} asked you for a licence.`;
+    case 'license.request_closed':
+      // The reason starts with how the request ended (approved, declined, consent_withdrawn, voice_deleted), then its ids.
+      return `The licence request of ${who} was closed: ${(entry.reason ?? '').split(':')[0]!.replaceAll('_', ' ')}.`;
     case 'voice.deleted':
       return 'The voice was deleted.';
     default:
@@ -53,6 +59,7 @@ async function timeline(voiceId: string): Promise<HTMLElement> {
           ' ',
           describeEntry(entry),
           h('span', { class: 'hint' }, ` Check ${entry.check_id}, entry ${entry.seq}.`),
+          receiptControl(entry.check_id, entry.seq),
         ),
       );
     }
@@ -249,25 +256,17 @@ function deleteControl(voiceId: string, name: string, go: Go): HTMLElement {
   return h('div', {}, ask, area);
 }
 
-/** The origin has no single-voice read: the owner's list, page by page, until the voice turns up. */
-async function findVoice(voiceId: string) {
-  let cursor: string | undefined;
-  do {
-    const page = await api.voices.list({ limit: 100, ...(cursor ? { cursor } : {}) });
-    const voice = page.voices.find((candidate) => candidate.voice_id === voiceId);
-    if (voice) return voice;
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor);
-  return null;
-}
-
 export async function renderVoice(root: HTMLElement, go: Go, voiceId: string, notice?: HTMLElement): Promise<void> {
-  const voice = await findVoice(voiceId);
+  const voice = (await allVoices()).find((candidate) => candidate.voice_id === voiceId);
   if (!voice) {
     replace(root, h('h1', {}, 'Voice not found'), h('p', {}, h('a', { href: '#/voices' }, 'Back to your voices')));
     return;
   }
-  const [{ licenses }, history] = await Promise.all([api.licenses.list(voiceId), timeline(voiceId)]);
+  const [{ licenses }, { requests }, history] = await Promise.all([
+    api.licenses.list(voiceId),
+    api.licenseRequests.list(voiceId, { status: 'pending', limit: 100 }),
+    timeline(voiceId),
+  ]);
   // After a change the view is drawn again and focus returns to its heading, not to the page's start.
   const redraw = (next?: HTMLElement) =>
     void renderVoice(root, go, voiceId, next)
@@ -294,6 +293,15 @@ export async function renderVoice(root: HTMLElement, go: Go, voiceId: string, no
       'section',
       { class: 'card', 'aria-labelledby': 'licences-title' },
       h('h2', { id: 'licences-title' }, 'Licences'),
+      requests.length
+        ? h(
+            'p',
+            { class: 'notice warning' },
+            `${requests.length === 1 ? 'A platform asks' : `${requests.length} platforms ask`} for a licence of this voice: `,
+            h('a', { href: '#/requests' }, 'answer in the licence requests'),
+            '.',
+          )
+        : null,
       licenses.length === 0
         ? h('p', {}, 'No licence yet.')
         : h(
@@ -313,7 +321,11 @@ export async function renderVoice(root: HTMLElement, go: Go, voiceId: string, no
       'section',
       { class: 'card', 'aria-labelledby': 'timeline-title' },
       h('h2', { id: 'timeline-title' }, 'Who asked for this voice'),
-      h('p', { class: 'hint' }, 'Every check a platform made, and every change you made, from the audit log (oldest first).'),
+      h(
+        'p',
+        { class: 'hint' },
+        "Every check a platform made, and every change you made, from the audit log (oldest first). Each entry has a receipt: proof, checked here in your browser, that the entry is in the service's signed transparency log; keep it to show later what was decided.",
+      ),
       history,
       h('button', { type: 'button', class: 'secondary', id: 'refresh-timeline', onclick: () => redraw() }, 'Refresh'),
     ),

@@ -8,8 +8,22 @@ export const CONSENT_WORDS: Record<string, string> = {
   unknown: 'not given yet: every platform is refused',
 };
 
+type Voice = Awaited<ReturnType<typeof api.voices.list>>['voices'][number];
+
+/** Every voice of the owner, page by page (the origin has no single-voice read). */
+export async function allVoices(): Promise<Voice[]> {
+  const voices: Voice[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await api.voices.list({ limit: 100, ...(cursor ? { cursor } : {}) });
+    voices.push(...page.voices);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return voices;
+}
+
 export async function renderVoices(root: HTMLElement): Promise<void> {
-  const { voices } = await api.voices.list({ limit: 100 });
+  const voices = await allVoices();
   const rows = voices.map((voice) =>
     h(
       'tr',

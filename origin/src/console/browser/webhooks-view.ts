@@ -5,20 +5,62 @@ import { errorNotice, successNotice, time } from './messages.js';
 import { api } from './session.js';
 
 type Webhook = Awaited<ReturnType<typeof api.webhooks.list>>['webhooks'][number];
+type Delivery = Awaited<ReturnType<typeof api.webhooks.deliveries>>['deliveries'][number];
 type TestResult = Awaited<ReturnType<typeof api.webhooks.test>>;
 
-/**
- * Outcomes of the test deliveries sent from this tab, newest first, per endpoint. The origin lists
- * no delivery history yet, so the console shows what it saw itself.
- */
-const testOutcomes = new Map<string, { at: string; result: TestResult }[]>();
+/** How many of an endpoint's latest deliveries the console shows. */
+const SHOWN_DELIVERIES = 10;
+
+const STATUS_WORDS: Record<Delivery['status'], string> = {
+  pending: 'retrying',
+  delivered: 'delivered',
+  failed: 'failed (gave up)',
+  cancelled: 'cancelled (endpoint disabled)',
+};
+
+function lastAnswer(delivery: Delivery): string {
+  if (delivery.last_error !== null) return delivery.last_error;
+  return delivery.last_status_code !== null ? `HTTP ${delivery.last_status_code}` : 'not tried yet';
+}
 
 function outcomeText(result: TestResult): string {
   if (result.delivered) return `delivered (HTTP ${result.status_code})`;
   return `failed: ${result.status_code !== null ? `HTTP ${result.status_code}` : (result.error ?? 'no answer')}`;
 }
 
-function webhookCard(webhook: Webhook, redraw: (notice?: HTMLElement) => void): HTMLElement {
+function deliveriesTable(webhook: Webhook, deliveries: readonly Delivery[]): HTMLElement {
+  if (deliveries.length === 0) return h('p', { class: 'hint' }, 'No delivery yet.');
+  return h(
+    'table',
+    { class: 'stack deliveries' },
+    h('caption', { class: 'visually-hidden' }, `Latest deliveries to ${webhook.url}`),
+    h('thead', {}, h('tr', {}, ...['Event', 'Outcome', 'Attempts', 'Last answer', 'When'].map((name) => h('th', { scope: 'col' }, name)))),
+    h(
+      'tbody',
+      {},
+      ...deliveries.map((delivery) =>
+        h(
+          'tr',
+          { 'data-status': delivery.status, 'data-event': delivery.event },
+          h('td', { 'data-label': 'Event' }, delivery.event),
+          h('td', { 'data-label': 'Outcome' }, STATUS_WORDS[delivery.status]),
+          h('td', { 'data-label': 'Attempts' }, String(delivery.attempts)),
+          h('td', { 'data-label': 'Last answer' }, lastAnswer(delivery)),
+          h(
+            'td',
+            { 'data-label': 'When' },
+            'happened ',
+            time(delivery.occurred_at),
+            delivery.last_attempt_at ? h('span', {}, ', last tried ', time(delivery.last_attempt_at)) : null,
+            delivery.next_attempt_at ? h('span', {}, ', next try ', time(delivery.next_attempt_at)) : null,
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function webhookCard(webhook: Webhook, deliveries: readonly Delivery[], redraw: (notice?: HTMLElement) => void): HTMLElement {
   const status = h('div', { 'aria-live': 'polite' });
   const act = (label: string, run: () => Promise<HTMLElement | undefined>, className = 'secondary') =>
     h(
@@ -36,7 +78,6 @@ function webhookCard(webhook: Webhook, redraw: (notice?: HTMLElement) => void): 
       },
       label,
     );
-  const outcomes = testOutcomes.get(webhook.webhook_id) ?? [];
   return h(
     'article',
     { class: 'card', 'data-webhook': webhook.webhook_id, 'aria-label': `Endpoint ${webhook.url}` },
@@ -58,8 +99,8 @@ function webhookCard(webhook: Webhook, redraw: (notice?: HTMLElement) => void): 
       { class: 'row' },
       act(`Send a test to ${webhook.url}`, async () => {
         const result = await api.webhooks.test(webhook.webhook_id);
-        testOutcomes.set(webhook.webhook_id, [{ at: new Date().toISOString(), result }, ...outcomes].slice(0, 5));
-        return undefined;
+        const text = `Test sent to ${webhook.url}: ${outcomeText(result)}, message ${result.message_id}.`;
+        return result.delivered ? successNotice(text) : h('div', { class: 'notice warning', role: 'status' }, text);
       }),
       act(`Rotate the secret of ${webhook.url}`, async () => {
         const rotated = await api.webhooks.rotateSecret(webhook.webhook_id);
@@ -86,14 +127,8 @@ function webhookCard(webhook: Webhook, redraw: (notice?: HTMLElement) => void): 
         'danger',
       ),
     ),
-    h('h4', {}, 'Last test deliveries'),
-    outcomes.length
-      ? h(
-          'ul',
-          { class: 'deliveries' },
-          ...outcomes.map(({ at, result }) => h('li', {}, time(at), `: ${outcomeText(result)}, message ${result.message_id}`)),
-        )
-      : h('p', { class: 'hint' }, 'None sent from this tab.'),
+    h('h4', {}, 'Latest deliveries'),
+    deliveriesTable(webhook, deliveries),
     status,
   );
 }
@@ -124,6 +159,9 @@ function registerForm(redraw: (notice?: HTMLElement) => void): HTMLElement {
 
 export async function renderWebhooks(root: HTMLElement, _go: unknown, notice?: HTMLElement): Promise<void> {
   const { webhooks } = await api.webhooks.list();
+  const deliveries = await Promise.all(
+    webhooks.map(async (webhook) => (await api.webhooks.deliveries(webhook.webhook_id, { limit: SHOWN_DELIVERIES })).deliveries),
+  );
   const redraw = (next?: HTMLElement) =>
     void renderWebhooks(root, _go, next)
       .then(() => root.querySelector('h1')?.focus())
@@ -133,7 +171,10 @@ export async function renderWebhooks(root: HTMLElement, _go: unknown, notice?: H
     h('h1', { tabindex: -1 }, 'Webhooks'),
     h('p', {}, 'Get told when something happens to your voices: enrollment, licences, deletion, blocked checks.'),
     notice ?? null,
-    webhooks.length ? h('div', {}, ...webhooks.map((webhook) => webhookCard(webhook, redraw))) : h('p', {}, 'No endpoint yet.'),
+    webhooks.length
+      ? h('div', {}, ...webhooks.map((webhook, at) => webhookCard(webhook, deliveries[at]!, redraw)))
+      : h('p', {}, 'No endpoint yet.'),
+    webhooks.length ? h('p', {}, h('button', { type: 'button', class: 'secondary', onclick: () => redraw() }, 'Refresh deliveries')) : null,
     registerForm(redraw),
   );
 }

@@ -1,3 +1,4 @@
+import { WEBHOOK_DELIVERY_STATUSES } from '@vip/shared-schema';
 import { sql } from 'drizzle-orm';
 import { bigint, bigserial, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { domainEvents } from './events.js';
@@ -36,7 +37,9 @@ export const webhookEndpoints = pgTable(
 
 /**
  * One row per (endpoint, event), created by the fan-out; the worker's whole state, so a restart
- * resumes where it stopped. `message_id` is the stable `webhook-id` of every attempt.
+ * resumes where it stopped. `message_id` is the stable `webhook-id` of every attempt. A test
+ * delivery is recorded here too, already finished and with no event, so the endpoint's history
+ * (`GET /api/v1/webhooks/{id}/deliveries`) shows it beside the events'.
  */
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
@@ -46,23 +49,24 @@ export const webhookDeliveries = pgTable(
     endpointId: uuid('endpoint_id')
       .notNull()
       .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
-    eventId: bigint('event_id', { mode: 'number' }).notNull(),
+    /** The domain event delivered; null for a test delivery. */
+    eventId: bigint('event_id', { mode: 'number' }),
     eventType: text('event_type').notNull(),
     occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull(),
     /** The exact body sent, identical on every attempt. */
     body: text('body').notNull(),
-    status: text('status', { enum: ['pending', 'delivered', 'failed', 'cancelled'] })
-      .notNull()
-      .default('pending'),
+    status: text('status', { enum: WEBHOOK_DELIVERY_STATUSES }).notNull().default('pending'),
     attempts: integer('attempts').notNull().default(0),
     /** Also the claim lease while an attempt is under way. */
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull(),
+    lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true }),
     lastStatusCode: integer('last_status_code'),
     lastError: text('last_error'),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
   },
   (table) => [
     uniqueIndex('webhook_deliveries_endpoint_event_idx').on(table.endpointId, table.eventId),
+    index('webhook_deliveries_endpoint_recent_idx').on(table.endpointId, table.id),
     index('webhook_deliveries_pending_idx').on(table.endpointId, table.occurredAt, table.eventId).where(sql`${table.status} = 'pending'`),
     index('webhook_deliveries_due_idx').on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
   ],

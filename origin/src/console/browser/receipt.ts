@@ -1,0 +1,94 @@
+import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
+import { type AuditReceipt, ProblemError, verifyReceipt } from '../../../../shared-schema/src/client/index.js';
+import { tlogVerifierKeyRoute } from '../../../../shared-schema/src/routes/origin-tlog.js';
+import { errorNotice } from './messages.js';
+import { api } from './session.js';
+
+/**
+ * A fresh entry's receipt waits for the log's next signed checkpoint (about a second, more on a busy
+ * service); the page asks again after each `Retry-After`, this many times in all.
+ */
+const PENDING_TRIES = 10;
+
+async function fetchReceipt(checkId: string, waiting: () => void): Promise<AuditReceipt> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await api.audit.receipt(checkId);
+    } catch (error) {
+      if (!(error instanceof ProblemError && error.code === 'receipt_pending' && tries < PENDING_TRIES)) throw error;
+      waiting();
+      await new Promise((resolve) => setTimeout(resolve, (error.retryAfter ?? 1) * 1000));
+    }
+  }
+}
+
+/**
+ * The log's verifier key as the service publishes it now. The check below then proves that this
+ * key signed a checkpoint whose tree holds the entry; whoever keeps the receipt as evidence should
+ * also keep this key, or compare it with a copy from a source they trust (docs/CONSOLE.md).
+ */
+async function verifierKey(): Promise<string> {
+  const response = await fetch(tlogVerifierKeyRoute.path);
+  if (!response.ok) throw new Error(`the log's verifier key could not be read (HTTP ${response.status})`);
+  return (await response.text()).trim();
+}
+
+/**
+ * A "Receipt" button for one audit entry. It fetches the entry's receipt, checks it in this page
+ * (the Merkle inclusion proof against the checkpoint's root, and the checkpoint's Ed25519 signature,
+ * with WebCrypto, through the typed client's `verifyReceipt`), says whether it holds, and offers the
+ * receipt as a JSON file exactly as the service sent it.
+ */
+export function receiptControl(checkId: string, seq: number): HTMLElement {
+  const area = h('div', { class: 'receipt', 'aria-live': 'polite' });
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'secondary small',
+      'aria-label': `Receipt of entry ${seq}`,
+      onclick: async () => {
+        button.disabled = true;
+        replace(area, h('span', { class: 'hint' }, 'Fetching the receipt…'));
+        try {
+          const waiting = () =>
+            replace(area, h('span', { class: 'hint' }, 'Waiting for the log to sign a checkpoint that covers this entry…'));
+          const [receipt, key] = await Promise.all([fetchReceipt(checkId, waiting), verifierKey()]);
+          const download = h(
+            'a',
+            {
+              href: URL.createObjectURL(new Blob([JSON.stringify(receipt, null, 2)], { type: 'application/json' })),
+              download: `receipt-${checkId}.json`,
+              class: 'receipt-download',
+            },
+            `Download the receipt of entry ${seq} (JSON)`,
+          );
+          const verdict = await verifyReceipt(receipt, key).then(
+            ({ checkpoint }) =>
+              h(
+                'p',
+                { class: 'proof verified', 'data-proof': 'verified' },
+                h('strong', {}, 'Proof verified: '),
+                `entry ${seq} is in the log ${checkpoint.origin}, whose checkpoint of ${checkpoint.size} entries is signed by the key `,
+                h('code', {}, key),
+                '.',
+              ),
+            (error: Error) =>
+              h(
+                'p',
+                { class: 'proof failed', 'data-proof': 'failed', role: 'alert' },
+                h('strong', {}, 'Proof check failed: '),
+                error.message,
+              ),
+          );
+          replace(area, verdict, download);
+        } catch (error) {
+          button.disabled = false;
+          replace(area, errorNotice(error));
+        }
+      },
+    },
+    'Receipt',
+  );
+  return h('span', {}, ' ', button, area);
+}
