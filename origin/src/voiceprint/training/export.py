@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 from common import MODELS, WORK
 from model import build, param_count
+from train import load_onnx_weights
 
 FRONTEND = {'sample_rate': 16000, 'num_mel_bins': 80, 'frame_length_ms': 25, 'frame_shift_ms': 10,
             'dither': 0, 'preemphasis': 0.97, 'remove_dc_offset': True, 'snip_edges': True,
@@ -65,12 +66,23 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--ckpt', default=os.path.join(WORK, 'last.pt'))
     ap.add_argument('--out', default=os.path.join(MODELS, 'vip-speaker-v2.onnx'))
+    ap.add_argument('--average-onnx', help='average the checkpoint weight by weight with this warm-start ONNX model')
+    ap.add_argument('--average-weight', type=float, default=0.5, help="the ONNX model's share of the average")
     args = ap.parse_args()
     torch.set_num_threads(2)
 
     ck = torch.load(args.ckpt)
     net = build(ck['args']['arch'])
     net.load_state_dict(ck['model'])
+    if args.average_onnx:
+        # Both networks descend from the same weights (train.py --init-onnx), so their average is a
+        # working network between them, which keeps more of the earlier model's strengths.
+        earlier = build(ck['args']['arch'])
+        load_onnx_weights(earlier, args.average_onnx)
+        w = args.average_weight
+        mine, theirs = net.state_dict(), earlier.state_dict()
+        net.load_state_dict({k: (1 - w) * v + w * theirs[k] if v.is_floating_point() else v for k, v in mine.items()})
+        print(f'averaged with {args.average_onnx} (share {w})', flush=True)
     net.eval()
     print(f"{args.ckpt}: step {ck['state']['step']}, {ck['state']['train_s'] / 60:.1f} min trained, "
           f"{param_count(net)} parameters", flush=True)
