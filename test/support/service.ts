@@ -44,7 +44,14 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   });
 
   await new Promise<void>((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not become ready:\n${output}`)), 110_000);
+    const timer = setTimeout(() => {
+      // A service that never became ready still runs its planes, and would slow every later test:
+      // start.ts stops both on SIGINT; one that does not exit by then is killed.
+      child.kill('SIGINT');
+      const forced = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      child.once('exit', () => clearTimeout(forced));
+      reject(new Error(`service did not become ready:\n${output}`));
+    }, 110_000);
     const check = setInterval(() => {
       if (output.includes('[start] ready')) {
         clearInterval(check);
