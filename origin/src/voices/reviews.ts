@@ -13,8 +13,8 @@ import type { Database, Executor } from '../db/client.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { lockVoice, type VoiceRow } from '../registry/voice-index/store.js';
 import type { Runtime } from '../runtime.js';
-import { lockVoice, type VoiceRow } from '../voice-index/store.js';
 import { eraseVoice } from './erase.js';
 import * as store from './store.js';
 

@@ -1,6 +1,6 @@
 import type { VoiceIndexRecord } from '@vip/shared-schema';
-import type { Executor } from '../db/client.js';
-import { enqueueEdgeUpdate } from '../edge-sync/store.js';
+import type { Executor } from '../../db/client.js';
+import { enqueueEdgeUpdate } from '../../edge-sync/store.js';
 import { type LicenseRow, listActiveLicenses, lockVoice, type VoiceRow } from './store.js';
 
 /**

@@ -1,6 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
-import { licenses, voices } from '../db/schema.js';
+import type { Executor } from '../../db/client.js';
+import { licenses, voices } from '../../db/schema.js';
 
 export type VoiceRow = typeof voices.$inferSelect;
 export type LicenseRow = typeof licenses.$inferSelect;

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, lte } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
-import { licenses, platforms } from '../db/schema.js';
+import type { Executor } from '../../db/client.js';
+import { licenses, platforms } from '../../db/schema.js';
 
 export type LicenseRow = typeof licenses.$inferSelect;
 

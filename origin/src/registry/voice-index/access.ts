@@ -1,6 +1,6 @@
 import { ProblemError } from '@vip/shared-schema';
-import type { Principal } from '../auth/guard.js';
-import type { Executor } from '../db/client.js';
+import type { Principal } from '../../auth/guard.js';
+import type { Executor } from '../../db/client.js';
 import { findVoice, lockVoice, type VoiceRow } from './store.js';
 
 /** The voice, locked for the rest of the transaction, when the caller owns it or is an admin. */

@@ -10,10 +10,10 @@ import {
 } from '@vip/shared-schema';
 import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditPending, domainEvents, edgeOutbox, licenses } from '../db/schema.js';
-import { licenseExpiryRound } from '../jobs/license-expiry.js';
-import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
-import { insertTestVoice } from '../testing/voices.js';
+import { auditPending, domainEvents, edgeOutbox, licenses } from '../../db/schema.js';
+import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../../testing/origin.js';
+import { insertTestVoice } from '../../testing/voices.js';
+import { licenseExpiryRound } from './expiry.js';
 
 let origin: TestOrigin;
 let owner: Awaited<ReturnType<typeof loggedIn>>;

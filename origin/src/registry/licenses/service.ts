@@ -7,12 +7,12 @@ import {
   sha256Hex,
   type WebhookEvent,
 } from '@vip/shared-schema';
-import { queueAuditRecords } from '../audit/queue.js';
-import type { Principal } from '../auth/guard.js';
-import type { Database, Executor } from '../db/client.js';
-import type { OutboxSignal } from '../edge-sync/signal.js';
-import { recordEvent } from '../events/store.js';
-import type { Runtime } from '../runtime.js';
+import { queueAuditRecords } from '../../audit/queue.js';
+import type { Principal } from '../../auth/guard.js';
+import type { Database, Executor } from '../../db/client.js';
+import type { OutboxSignal } from '../../edge-sync/signal.js';
+import { recordEvent } from '../../events/store.js';
+import type { Runtime } from '../../runtime.js';
 import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
 import { type RegistryActor, registryAuditRecord } from '../voice-index/audit.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';

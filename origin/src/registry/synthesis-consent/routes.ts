@@ -1,6 +1,6 @@
 import { setVoiceConsentRoute } from '@vip/shared-schema/routes/origin-registry';
-import { principalOf } from '../auth/guard.js';
-import { addRoute, type RouteKit } from '../http/routes.js';
+import { principalOf } from '../../auth/guard.js';
+import { addRoute, type RouteKit } from '../../http/routes.js';
 import type { ConsentService } from './service.js';
 
 export function registerConsentRoutes({ app, registry, guards }: RouteKit, consents: ConsentService): void {
