@@ -9,7 +9,7 @@ import { type AccessTokens, generateSigningJwk } from './auth/access-tokens.js';
 import { createGuards } from './auth/guard.js';
 import type { PasswordHasher } from './auth/passwords.js';
 import { registerAuthRoutes } from './auth/routes.js';
-import { registerConsentRoutes } from './biometric-consent/routes.js';
+import { registerBiometricConsentRoutes } from './biometric-consent/routes.js';
 import { registerConsoleRoutes } from './console/routes.js';
 import type { DatabaseHandle } from './db/client.js';
 import { serializeError } from './db/errors.js';
@@ -27,7 +27,7 @@ import { registerLicenseRequestRoutes } from './license-requests/routes.js';
 import { registerPlatformRoutes } from './platforms/routes.js';
 import { registerLicenseRoutes } from './registry/licenses/routes.js';
 import { registerLicensingPageRoutes } from './registry/licensing-page/routes.js';
-import { registerConsentRoutes as registerSynthesisConsentRoutes } from './registry/synthesis-consent/routes.js';
+import { registerSynthesisConsentRoutes } from './registry/synthesis-consent/routes.js';
 import type { Runtime } from './runtime.js';
 import { registerScreeningRoutes } from './screening/routes.js';
 import { buildServices, type ProtectionSettings, type Services } from './services.js';
@@ -160,7 +160,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   registerSynthesisConsentRoutes(kit, services.synthesisConsents);
   registerLicenseRoutes(kit, services.licenses);
   registerLicensingPageRoutes(kit, services.licenses);
-  registerConsentRoutes(kit, services.consents);
+  registerBiometricConsentRoutes(kit, services.biometricConsents);
   registerVoiceReviewRoutes(kit, services.voiceReviews);
   // Multipart parsing only where audio is uploaded; every other route stays JSON-only.
   app.register(async (scope) => {

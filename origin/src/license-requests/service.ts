@@ -2,6 +2,7 @@ import { type AuditRecord, type IntendedUse, type LicenseRequest, type LicenseRe
 import { queueAuditRecords } from '../audit/queue.js';
 import type { Caller, Principal } from '../auth/guard.js';
 import type { Database, Executor } from '../db/client.js';
+import type { VoiceRow } from '../db/schema.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
@@ -9,7 +10,7 @@ import type { RateLimiter } from '../http/rate-limit.js';
 import { acceptableExpiry, type LicenseService } from '../registry/licenses/service.js';
 import { findVoiceFor, lockVoiceFor } from '../registry/voice-index/access.js';
 import type { RegistryActor } from '../registry/voice-index/audit.js';
-import { lockVoice, type VoiceRow } from '../registry/voice-index/store.js';
+import { lockVoice } from '../registry/voice-index/store.js';
 import type { Runtime } from '../runtime.js';
 import { sealLicenseToken } from '../webhooks/sealed-fields.js';
 import type { SecretEncryption } from '../webhooks/secret-encryption.js';

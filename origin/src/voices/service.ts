@@ -12,6 +12,7 @@ import type { Principal } from '../auth/guard.js';
 import { usableConsent } from '../biometric-consent/service.js';
 import * as consents from '../biometric-consent/store.js';
 import type { Database, Executor } from '../db/client.js';
+import type { VoiceRow } from '../db/schema.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
@@ -36,7 +37,7 @@ export interface VoiceServiceDeps {
 /** Engine answers that mean "this audio cannot make a voiceprint": the attempt is reported as `enrollment.failed`. */
 const FAILED_ENROLLMENT_CODES = new Set<string>(AUDIO_PROBLEM_CODES);
 
-type EnrollOutcome = { kind: 'enrolled'; voice: store.VoiceRow } | { kind: 'conflict' };
+type EnrollOutcome = { kind: 'enrolled'; voice: VoiceRow } | { kind: 'conflict' };
 
 export class VoiceService {
   constructor(private readonly deps: VoiceServiceDeps) {}

@@ -10,15 +10,15 @@ import { registryAuditRecord } from '../voice-index/audit.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
 import { setConsentStatus } from './store.js';
 
-export interface ConsentServiceDeps {
+export interface SynthesisConsentServiceDeps {
   db: Database;
   runtime: Runtime;
   outbox: OutboxSignal;
 }
 
 /** Synthesis consent per voice (DESIGN section 6): what the gate's `no_consent` is judged by. */
-export class ConsentService {
-  constructor(private readonly deps: ConsentServiceDeps) {}
+export class SynthesisConsentService {
+  constructor(private readonly deps: SynthesisConsentServiceDeps) {}
 
   /**
    * The new state, its edge index update and its audit record commit together; the sender is
