@@ -144,9 +144,12 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     : null;
   // Shutdown is this one hook, in main.ts and in tests alike: after the server stopped taking requests.
   app.addHook('onClose', async () => {
-    await jobs?.stop();
-    if (deps.closeVoiceprint) await deps.voiceprint?.close();
-    await deps.database.close();
+    try {
+      await jobs?.stop();
+      if (deps.closeVoiceprint) await deps.voiceprint?.close();
+    } finally {
+      await deps.database.close();
+    }
   });
 
   const kit: RouteKit = {
