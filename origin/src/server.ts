@@ -9,7 +9,7 @@ import { type AccessTokens, generateSigningJwk } from './auth/access-tokens.js';
 import { createGuards } from './auth/guard.js';
 import type { PasswordHasher } from './auth/passwords.js';
 import { registerAuthRoutes } from './auth/routes.js';
-import { registerConsentRoutes } from './biometric-consent/routes.js';
+import { registerBiometricConsentRoutes } from './biometric-consent/routes.js';
 import { registerConsoleRoutes } from './console/routes.js';
 import type { DatabaseHandle } from './db/client.js';
 import { serializeError } from './db/errors.js';
@@ -24,13 +24,13 @@ import { RouteTable } from './http/route-table.js';
 import type { ContractRegistry, RouteKit } from './http/routes.js';
 import { type BackgroundJobSettings, type BackgroundJobs, createBackgroundJobs } from './jobs/background-jobs.js';
 import { registerLicenseRequestRoutes } from './license-requests/routes.js';
-import { registerLicenseRoutes } from './licenses/routes.js';
-import { registerLicensingPageRoutes } from './licensing-page/routes.js';
 import { registerPlatformRoutes } from './platforms/routes.js';
+import { registerLicenseRoutes } from './registry/licenses/routes.js';
+import { registerLicensingPageRoutes } from './registry/licensing-page/routes.js';
+import { registerSynthesisConsentRoutes } from './registry/synthesis-consent/routes.js';
 import type { Runtime } from './runtime.js';
 import { registerScreeningRoutes } from './screening/routes.js';
 import { buildServices, type ProtectionSettings, type Services } from './services.js';
-import { registerConsentRoutes as registerSynthesisConsentRoutes } from './synthesis-consent/routes.js';
 import type { VoiceprintEngine } from './voiceprint/index.js';
 import { registerVoiceReviewRoutes, registerVoiceRoutes } from './voices/routes.js';
 import { registerWebhookRoutes } from './webhooks/routes.js';
@@ -144,9 +144,12 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     : null;
   // Shutdown is this one hook, in main.ts and in tests alike: after the server stopped taking requests.
   app.addHook('onClose', async () => {
-    await jobs?.stop();
-    if (deps.closeVoiceprint) await deps.voiceprint?.close();
-    await deps.database.close();
+    try {
+      await jobs?.stop();
+      if (deps.closeVoiceprint) await deps.voiceprint?.close();
+    } finally {
+      await deps.database.close();
+    }
   });
 
   const kit: RouteKit = {
@@ -160,7 +163,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   registerSynthesisConsentRoutes(kit, services.synthesisConsents);
   registerLicenseRoutes(kit, services.licenses);
   registerLicensingPageRoutes(kit, services.licenses);
-  registerConsentRoutes(kit, services.consents);
+  registerBiometricConsentRoutes(kit, services.biometricConsents);
   registerVoiceReviewRoutes(kit, services.voiceReviews);
   // Multipart parsing only where audio is uploaded; every other route stays JSON-only.
   app.register(async (scope) => {

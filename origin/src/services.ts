@@ -5,18 +5,18 @@ import { TransparencyLog } from './audit/tlog-service.js';
 import type { AccessTokens } from './auth/access-tokens.js';
 import type { PasswordHasher } from './auth/passwords.js';
 import { AuthService } from './auth/service.js';
-import { ConsentService } from './biometric-consent/service.js';
+import { BiometricConsentService } from './biometric-consent/service.js';
 import type { Database } from './db/client.js';
 import { DetectionService } from './detection/service.js';
 import type { OutboxSignal } from './edge-sync/signal.js';
 import { HealthService } from './health/service.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { LicenseRequestService } from './license-requests/service.js';
-import { LicenseService } from './licenses/service.js';
 import { PlatformService } from './platforms/service.js';
+import { LicenseService } from './registry/licenses/service.js';
+import { SynthesisConsentService } from './registry/synthesis-consent/service.js';
 import type { Runtime } from './runtime.js';
 import { ScreeningService } from './screening/service.js';
-import { ConsentService as SynthesisConsentService } from './synthesis-consent/service.js';
 import type { VoiceprintEngine } from './voiceprint/index.js';
 import { VoiceReviewService } from './voices/reviews.js';
 import { VoiceService } from './voices/service.js';
@@ -49,7 +49,7 @@ export interface Services {
   auth: AuthService;
   platforms: PlatformService;
   /** Biometric consent: the speaker's recorded agreement that an enrollment needs. */
-  consents: ConsentService;
+  biometricConsents: BiometricConsentService;
   /** A voice's synthesis consent (granted, withdrawn), as the edge index publishes it. */
   synthesisConsents: SynthesisConsentService;
   licenses: LicenseService;
@@ -73,7 +73,7 @@ export function buildServices(deps: ServiceDeps): Services {
     health: new HealthService({ db, voiceprint: engine }),
     auth: new AuthService({ db, hasher: deps.hasher, tokens: deps.tokens, runtime }),
     platforms: new PlatformService({ db, runtime, outbox }),
-    consents: new ConsentService({ db, runtime }),
+    biometricConsents: new BiometricConsentService({ db, runtime }),
     synthesisConsents: new SynthesisConsentService({ db, runtime, outbox }),
     licenses,
     licenseRequests: new LicenseRequestService({

@@ -27,7 +27,7 @@ interface Wall {
 
 const WALLS: Wall[] = [
   { says: 'the configuration depends on nothing in the app', files: ['config.ts'], only: ['parse-json.ts'] },
-  { says: 'the leaf helpers depend on nothing in the app', files: ['parse-json.ts', 'runtime.ts'], only: [] },
+  { says: 'the leaf helpers depend on nothing in the app', files: ['parse-json.ts', 'runtime.ts', 'worker-threads.ts'], only: [] },
   { says: 'the database layer knows no domain', files: ['db/'], only: ['db/', 'config.ts'] },
   { says: 'the HTTP plumbing knows no domain', files: ['http/'], only: ['http/', 'db/', 'runtime.ts'] },
   {
@@ -42,6 +42,13 @@ const WALLS: Wall[] = [
     except: ['jobs/', 'main.ts', 'server.ts', 'testing/'],
     never: ['jobs/'],
     unless: ['jobs/background-loop.ts'],
+  },
+  {
+    says: 'the server never imports test support',
+    files: [''],
+    // The offline tools beside the engine (training, its bench) read the committed fixtures.
+    except: ['testing/', 'voiceprint/test-support/', 'voiceprint/training/', 'voiceprint/bench.ts'],
+    never: ['testing/', 'voiceprint/test-support/'],
   },
 ];
 
@@ -86,6 +93,9 @@ describe("the origin's layers", () => {
     ]);
     expect(crossings('webhooks/worker.ts', "import type { BackgroundJobs } from '../jobs/background-jobs.js';")).toEqual([
       'webhooks/worker.ts → jobs/background-jobs.ts (the domains know the loop contract, not the jobs that run them)',
+    ]);
+    expect(crossings('voices/service.ts', "import type { TestOrigin } from '../testing/origin.js';")).toEqual([
+      'voices/service.ts → testing/origin.ts (the server never imports test support)',
     ]);
     // What the walls allow.
     expect(crossings('webhooks/worker.ts', "import type { RoundOutcome } from '../jobs/background-loop.js';")).toEqual([]);

@@ -6,13 +6,13 @@ import type { Database } from '../db/client.js';
 import type { Runtime } from '../runtime.js';
 import * as store from './store.js';
 
-export interface ConsentServiceDeps {
+export interface BiometricConsentServiceDeps {
   db: Database;
   runtime: Runtime;
 }
 
-export class ConsentService {
-  constructor(private readonly deps: ConsentServiceDeps) {}
+export class BiometricConsentService {
+  constructor(private readonly deps: BiometricConsentServiceDeps) {}
 
   async grant(principal: Principal, request: z.output<typeof grantConsentRequestSchema>) {
     const { db, runtime } = this.deps;

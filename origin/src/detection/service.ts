@@ -3,7 +3,7 @@ import type { Caller } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
 import { recordEvent } from '../events/store.js';
 import type { MultipartForm } from '../http/multipart-form.js';
-import { holdsLiveLicense } from '../licenses/store.js';
+import { holdsLiveLicense } from '../registry/licenses/store.js';
 import type { Runtime } from '../runtime.js';
 import type { EmbedFileResult, TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
 import * as voiceStore from '../voices/store.js';

@@ -4,13 +4,13 @@ import type { TransparencyLog } from '../audit/tlog-service.js';
 import type { Database } from '../db/client.js';
 import { EDGE_SYNC_IDLE_MS, OutboxSender } from '../edge-sync/sender.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
-import type { LicenseService } from '../licenses/service.js';
+import { licenseExpiryRound } from '../registry/licenses/expiry.js';
+import type { LicenseService } from '../registry/licenses/service.js';
 import type { Clock } from '../runtime.js';
 import type { SenderSettings } from '../webhooks/sender.js';
 import { WebhookWorker } from '../webhooks/worker.js';
 import { AuditCollector } from './audit-collector.js';
 import { BackgroundLoop } from './background-loop.js';
-import { licenseExpiryRound } from './license-expiry.js';
 
 /** How often each loop runs; main.ts takes them from the configuration. */
 export interface BackgroundJobSettings {

@@ -12,7 +12,7 @@ import type { Database, Executor } from '../db/client.js';
 import { recordEvent } from '../events/store.js';
 import type { MultipartForm } from '../http/multipart-form.js';
 import type { RateLimiter } from '../http/rate-limit.js';
-import { holdsLiveLicense } from '../licenses/store.js';
+import { holdsLiveLicense } from '../registry/licenses/store.js';
 import type { Runtime } from '../runtime.js';
 import type { EmbedFileResult, VoiceprintEngine } from '../voiceprint/index.js';
 import { type NearVoice, nearestVoices } from '../voices/store.js';

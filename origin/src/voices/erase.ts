@@ -2,11 +2,11 @@ import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
 import * as consents from '../biometric-consent/store.js';
 import type { Executor } from '../db/client.js';
+import type { VoiceRow } from '../db/schema.js';
 import { recordEvent } from '../events/store.js';
 import { closePendingRequests } from '../license-requests/service.js';
+import { publishVoiceIndex } from '../registry/voice-index/publish.js';
 import type { Runtime } from '../runtime.js';
-import { publishVoiceIndex } from '../voice-index/publish.js';
-import type { VoiceRow } from '../voice-index/store.js';
 import { voiceAuditRecord } from './audit-records.js';
 import * as store from './store.js';
 

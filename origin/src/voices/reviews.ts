@@ -10,12 +10,13 @@ import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
 import type { Database, Executor } from '../db/client.js';
+import type { VoiceRow } from '../db/schema.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { publishVoiceIndex } from '../registry/voice-index/publish.js';
+import { lockVoice } from '../registry/voice-index/store.js';
 import type { Runtime } from '../runtime.js';
-import { publishVoiceIndex } from '../voice-index/publish.js';
-import { lockVoice, type VoiceRow } from '../voice-index/store.js';
 import { eraseVoice } from './erase.js';
 import * as store from './store.js';
 

@@ -12,13 +12,14 @@ import type { Principal } from '../auth/guard.js';
 import { usableConsent } from '../biometric-consent/service.js';
 import * as consents from '../biometric-consent/store.js';
 import type { Database, Executor } from '../db/client.js';
+import type { VoiceRow } from '../db/schema.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { MultipartForm } from '../http/multipart-form.js';
+import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../registry/voice-index/access.js';
+import { publishVoiceIndex } from '../registry/voice-index/publish.js';
 import type { Runtime } from '../runtime.js';
-import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
-import { publishVoiceIndex } from '../voice-index/publish.js';
 import type { EmbedFileResult, EnrollmentResult, VoiceprintEngine } from '../voiceprint/index.js';
 import { voiceAuditRecord } from './audit-records.js';
 import { eraseVoice } from './erase.js';
@@ -46,7 +47,7 @@ function audioFilesOf(form: MultipartForm): Uint8Array[] {
 /** Engine answers that mean "this audio cannot make a voiceprint": the attempt is reported as `enrollment.failed`. */
 const FAILED_ENROLLMENT_CODES = new Set<string>(AUDIO_PROBLEM_CODES);
 
-type EnrollOutcome = { kind: 'enrolled'; voice: store.VoiceRow } | { kind: 'conflict' };
+type EnrollOutcome = { kind: 'enrolled'; voice: VoiceRow } | { kind: 'conflict' };
 
 export class VoiceService {
   constructor(private readonly deps: VoiceServiceDeps) {}
@@ -196,7 +197,7 @@ export class VoiceService {
   }
 
   /** What every stored voiceprint is followed by, in its transaction. */
-  private async completeEnrollment(tx: Executor, voice: store.VoiceRow, match: store.NearVoice | null, principal: Principal, now: Date) {
+  private async completeEnrollment(tx: Executor, voice: VoiceRow, match: store.NearVoice | null, principal: Principal, now: Date) {
     await recordEvent(
       tx,
       {

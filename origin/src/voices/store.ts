@@ -3,10 +3,8 @@ import { and, asc, count, desc, eq, inArray, ne, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from '../db/errors.js';
-import { licenses, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
+import { licenses, type VoiceRow, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
 import { olderThan, type TimeCursor } from '../http/cursor.js';
-
-export type VoiceRow = typeof voices.$inferSelect;
 
 export interface StoredEmbedding {
   embedding: Float32Array;

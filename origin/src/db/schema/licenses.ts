@@ -31,3 +31,6 @@ export const licenses = pgTable(
     index('licenses_active_expiry_idx').on(table.expiresAt).where(sql`${table.status} = 'active'`),
   ],
 );
+
+/** A licence's row: the one declaration every store and service uses. */
+export type LicenseRow = typeof licenses.$inferSelect;

@@ -28,6 +28,9 @@ export const voices = pgTable(
   (table) => [index('voices_owner_idx').on(table.ownerId, table.createdAt)],
 );
 
+/** A voice's row: the one declaration every store and service uses. */
+export type VoiceRow = typeof voices.$inferSelect;
+
 /**
  * Why a voice is held (status `pending_review`): the other owner's voice it resembles and how much.
  * The row goes when an administrator decides (clear deletes it; reject erases the voice, and the row

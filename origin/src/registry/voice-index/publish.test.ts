@@ -1,9 +1,9 @@
 import { createdLicenseSchema, type VoiceIndexRecord } from '@vip/shared-schema';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { edgeOutbox, voices } from '../db/schema.js';
-import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
-import { insertTestVoice } from '../testing/voices.js';
+import { edgeOutbox, voices } from '../../db/schema.js';
+import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../../testing/origin.js';
+import { insertTestVoice } from '../../testing/voices.js';
 import { publishVoiceIndex } from './publish.js';
 
 let origin: TestOrigin;

@@ -1,9 +1,9 @@
 import { auditRecordSchema, PROBLEM_CONTENT_TYPE, voiceIndexRecordSchema } from '@vip/shared-schema';
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { auditPending, edgeOutbox, voices } from '../db/schema.js';
-import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
-import { insertTestVoice } from '../testing/voices.js';
+import { auditPending, edgeOutbox, voices } from '../../db/schema.js';
+import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../../testing/origin.js';
+import { insertTestVoice } from '../../testing/voices.js';
 
 let origin: TestOrigin;
 let owner: Awaited<ReturnType<typeof loggedIn>>;

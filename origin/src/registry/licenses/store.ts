@@ -1,8 +1,6 @@
 import { and, asc, eq, gt, lte } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
-import { licenses, platforms } from '../db/schema.js';
-
-export type LicenseRow = typeof licenses.$inferSelect;
+import type { Executor } from '../../db/client.js';
+import { type LicenseRow, licenses, platforms } from '../../db/schema.js';
 
 export async function insertLicense(db: Executor, licence: typeof licenses.$inferInsert): Promise<LicenseRow> {
   const [row] = await db.insert(licenses).values(licence).returning();

@@ -7,16 +7,17 @@ import {
   sha256Hex,
   type WebhookEvent,
 } from '@vip/shared-schema';
-import { queueAuditRecords } from '../audit/queue.js';
-import type { Principal } from '../auth/guard.js';
-import type { Database, Executor } from '../db/client.js';
-import type { OutboxSignal } from '../edge-sync/signal.js';
-import { recordEvent } from '../events/store.js';
-import type { Runtime } from '../runtime.js';
+import { queueAuditRecords } from '../../audit/queue.js';
+import type { Principal } from '../../auth/guard.js';
+import type { Database, Executor } from '../../db/client.js';
+import type { LicenseRow, VoiceRow } from '../../db/schema.js';
+import type { OutboxSignal } from '../../edge-sync/signal.js';
+import { recordEvent } from '../../events/store.js';
+import type { Runtime } from '../../runtime.js';
 import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
 import { type RegistryActor, registryAuditRecord } from '../voice-index/audit.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
-import { findVoice, lockVoice, type VoiceRow } from '../voice-index/store.js';
+import { findVoice, lockVoice } from '../voice-index/store.js';
 import * as store from './store.js';
 
 export interface LicenseServiceDeps {
@@ -169,14 +170,7 @@ export class LicenseService {
   }
 
   /** The domain event and the audit record of one licence change, in the caller's transaction. */
-  private async recordChange(
-    tx: Executor,
-    voice: VoiceRow,
-    licence: store.LicenseRow,
-    change: LicenseChange,
-    actor: RegistryActor,
-    now: Date,
-  ) {
+  private async recordChange(tx: Executor, voice: VoiceRow, licence: LicenseRow, change: LicenseChange, actor: RegistryActor, now: Date) {
     if (change !== 'created') {
       const type = EVENT_OF[change];
       const expiresAt = licence.expiresAt.toISOString();
@@ -217,7 +211,7 @@ export class LicenseService {
   }
 }
 
-async function lockOwnLicense(tx: Executor, voiceId: string, licenseId: string): Promise<store.LicenseRow> {
+async function lockOwnLicense(tx: Executor, voiceId: string, licenseId: string): Promise<LicenseRow> {
   const licence = await store.lockLicense(tx, voiceId, licenseId);
   if (!licence) throw new ProblemError('not_found', 'No such licence on this voice.');
   return licence;
@@ -239,7 +233,7 @@ export function acceptableExpiry(value: string, now: Date): Date {
   return expiresAt;
 }
 
-function toLicense(row: store.LicenseRow): License {
+function toLicense(row: LicenseRow): License {
   return {
     license_id: row.id,
     voice_id: row.voiceId,

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { LicenseService } from '../licenses/service.js';
-import type { RoundOutcome } from './background-loop.js';
+import type { RoundOutcome } from '../../jobs/background-loop.js';
+import type { LicenseService } from './service.js';
 
 /**
  * One round of the licence expiry job: marks licences past their expiry as expired, announcing

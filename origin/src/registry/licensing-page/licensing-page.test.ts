@@ -1,7 +1,7 @@
 import { INTENDED_USES, PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
-import { insertTestVoice } from '../testing/voices.js';
+import { loggedIn, startTestOrigin, type TestOrigin } from '../../testing/origin.js';
+import { insertTestVoice } from '../../testing/voices.js';
 
 let origin: TestOrigin;
 let ownerId: string;

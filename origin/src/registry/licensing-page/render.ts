@@ -1,5 +1,5 @@
 import { INTENDED_USES } from '@vip/shared-schema';
-import { escapeHtml } from '../http/html.js';
+import { escapeHtml } from '../../http/html.js';
 
 export interface LicensingPageVoice {
   voiceId: string;

@@ -1,6 +1,6 @@
 import { createLicenseRoute, listLicensesRoute, renewLicenseRoute, revokeLicenseRoute } from '@vip/shared-schema/routes/origin-registry';
-import { principalOf } from '../auth/guard.js';
-import { addRoute, type RouteKit } from '../http/routes.js';
+import { principalOf } from '../../auth/guard.js';
+import { addRoute, type RouteKit } from '../../http/routes.js';
 import type { LicenseService } from './service.js';
 
 export function registerLicenseRoutes({ app, registry, guards }: RouteKit, licenses: LicenseService): void {

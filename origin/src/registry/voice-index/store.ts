@@ -1,9 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
-import { licenses, voices } from '../db/schema.js';
-
-export type VoiceRow = typeof voices.$inferSelect;
-export type LicenseRow = typeof licenses.$inferSelect;
+import type { Executor } from '../../db/client.js';
+import { type LicenseRow, licenses, type VoiceRow, voices } from '../../db/schema.js';
 
 /**
  * Locks the voice's row for the rest of the transaction: every change that publishes a voice takes

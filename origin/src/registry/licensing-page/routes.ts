@@ -1,5 +1,5 @@
 import { licensingPageRoute } from '@vip/shared-schema/routes/origin-registry';
-import { addRoute, type RouteKit } from '../http/routes.js';
+import { addRoute, type RouteKit } from '../../http/routes.js';
 import type { LicenseService } from '../licenses/service.js';
 import { renderLicensingPage } from './render.js';
 

@@ -1,24 +1,24 @@
 import type { ConsentStatus } from '@vip/shared-schema';
-import { queueAuditRecords } from '../audit/queue.js';
-import type { Principal } from '../auth/guard.js';
-import type { Database } from '../db/client.js';
-import type { OutboxSignal } from '../edge-sync/signal.js';
-import { closePendingRequests } from '../license-requests/service.js';
-import type { Runtime } from '../runtime.js';
+import { queueAuditRecords } from '../../audit/queue.js';
+import type { Principal } from '../../auth/guard.js';
+import type { Database } from '../../db/client.js';
+import type { OutboxSignal } from '../../edge-sync/signal.js';
+import { closePendingRequests } from '../../license-requests/service.js';
+import type { Runtime } from '../../runtime.js';
 import { lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
 import { registryAuditRecord } from '../voice-index/audit.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
 import { setConsentStatus } from './store.js';
 
-export interface ConsentServiceDeps {
+export interface SynthesisConsentServiceDeps {
   db: Database;
   runtime: Runtime;
   outbox: OutboxSignal;
 }
 
 /** Synthesis consent per voice (DESIGN section 6): what the gate's `no_consent` is judged by. */
-export class ConsentService {
-  constructor(private readonly deps: ConsentServiceDeps) {}
+export class SynthesisConsentService {
+  constructor(private readonly deps: SynthesisConsentServiceDeps) {}
 
   /**
    * The new state, its edge index update and its audit record commit together; the sender is

@@ -1,7 +1,8 @@
 import type { VoiceIndexRecord } from '@vip/shared-schema';
-import type { Executor } from '../db/client.js';
-import { enqueueEdgeUpdate } from '../edge-sync/store.js';
-import { type LicenseRow, listActiveLicenses, lockVoice, type VoiceRow } from './store.js';
+import type { Executor } from '../../db/client.js';
+import type { LicenseRow, VoiceRow } from '../../db/schema.js';
+import { enqueueEdgeUpdate } from '../../edge-sync/store.js';
+import { listActiveLicenses, lockVoice } from './store.js';
 
 /**
  * Publishes the voice's current state to the edge index (DESIGN section 3). Call it inside the

@@ -1,0 +1,96 @@
+import { PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
+import { eq, sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { licenses } from '../../db/schema.js';
+import {
+  auditRecordsFor,
+  call,
+  createLicense,
+  eventsFor,
+  inDays,
+  newVoice,
+  origin,
+  platformName,
+  voiceRecords,
+} from '../../testing/licenses.js';
+
+describe('licence validation', () => {
+  const attempt = async (fields: Record<string, unknown>) => {
+    const voiceId = await newVoice();
+    const response = await call('POST', `/api/v1/voices/${voiceId}/licenses`, {
+      platform_name: platformName,
+      scopes: ['audiobook'],
+      expires_at: inDays(30),
+      ...fields,
+    });
+    expect(response.statusCode).toBe(422);
+    expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
+    expect(await voiceRecords(voiceId)).toHaveLength(0);
+    return response.json().errors as { field: string; message: string }[];
+  };
+
+  it('refuses empty, repeated or unknown scopes', async () => {
+    expect(await attempt({ scopes: [] })).toEqual([{ field: 'body.scopes', message: expect.any(String) }]);
+    expect(await attempt({ scopes: ['music', 'music'] })).toEqual([{ field: 'body.scopes', message: expect.stringContaining('repeat') }]);
+    expect(await attempt({ scopes: ['radio'] })).toEqual([{ field: 'body.scopes.0', message: expect.any(String) }]);
+  });
+
+  it('refuses an expiry in the past, more than ten years ahead, or not a timestamp', async () => {
+    expect(await attempt({ expires_at: inDays(-1) })).toEqual([{ field: 'body.expires_at', message: 'must be in the future' }]);
+    expect(await attempt({ expires_at: inDays(3700) })).toEqual([{ field: 'body.expires_at', message: 'must be at most ten years ahead' }]);
+    expect(await attempt({ expires_at: 'next tuesday' })).toEqual([{ field: 'body.expires_at', message: expect.any(String) }]);
+  });
+
+  it('refuses a platform name that is malformed or names no registered platform', async () => {
+    expect(await attempt({ platform_name: '<script>' })).toEqual([{ field: 'body.platform_name', message: expect.any(String) }]);
+    expect(await attempt({ platform_name: 'Nobody Registered This' })).toEqual([
+      { field: 'body.platform_name', message: 'no registered platform has this name' },
+    ]);
+  });
+
+  it('refuses unknown fields', async () => {
+    expect(await attempt({ token: 'mine' })).toEqual([{ field: 'body.token', message: 'unknown field' }]);
+  });
+});
+
+describe('renew and revoke: refusals', () => {
+  it('refuses to renew a revoked licence with 409', async () => {
+    const voiceId = await newVoice();
+    const licence = await createLicense(voiceId);
+    await call('POST', `/api/v1/voices/${voiceId}/licenses/${licence.license_id}/revoke`);
+    const response = await call('POST', `/api/v1/voices/${voiceId}/licenses/${licence.license_id}/renew`, { expires_at: inDays(10) });
+    expect(response.statusCode).toBe(409);
+    expect(response.json().code).toBe('conflict');
+  });
+
+  it('refuses a renewal into the past with 422', async () => {
+    const voiceId = await newVoice();
+    const licence = await createLicense(voiceId);
+    const response = await call('POST', `/api/v1/voices/${voiceId}/licenses/${licence.license_id}/renew`, { expires_at: inDays(-2) });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors).toEqual([{ field: 'body.expires_at', message: 'must be in the future' }]);
+  });
+
+  it('rolls the whole change back when a later step of the transaction fails', async () => {
+    const voiceId = await newVoice();
+    const licence = await createLicense(voiceId);
+    const db = origin.database.db;
+    // Make the event insert, which follows the licence update, fail for this voice only.
+    await db.execute(
+      sql.raw(`create function refuse_event_${voiceId.replaceAll('-', '')}() returns trigger language plpgsql as $$
+        begin if new.voice_id = '${voiceId}' then raise exception 'injected failure'; end if; return new; end $$`),
+    );
+    await db.execute(
+      sql.raw(`create trigger refuse_event_${voiceId.replaceAll('-', '')} before insert on domain_events
+        for each row execute function refuse_event_${voiceId.replaceAll('-', '')}()`),
+    );
+    const response = await call('POST', `/api/v1/voices/${voiceId}/licenses/${licence.license_id}/revoke`);
+    expect(response.statusCode).toBe(500);
+
+    const [row] = await db.select().from(licenses).where(eq(licenses.id, licence.license_id));
+    expect(row!.status).toBe('active');
+    expect(await voiceRecords(voiceId)).toHaveLength(1);
+    expect(await auditRecordsFor(voiceId)).toHaveLength(1);
+    expect(await eventsFor(voiceId)).toHaveLength(0);
+  });
+});

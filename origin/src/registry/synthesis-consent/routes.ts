@@ -1,0 +1,11 @@
+import { setVoiceConsentRoute } from '@vip/shared-schema/routes/origin-registry';
+import { principalOf } from '../../auth/guard.js';
+import { addRoute, type RouteKit } from '../../http/routes.js';
+import type { SynthesisConsentService } from './service.js';
+
+export function registerSynthesisConsentRoutes({ app, registry, guards }: RouteKit, consents: SynthesisConsentService): void {
+  addRoute(app, registry, setVoiceConsentRoute, {
+    guards: [guards.bearer],
+    handler: ({ params, body }, request) => consents.setConsent(principalOf(request), params.voice_id, body.status),
+  });
+}

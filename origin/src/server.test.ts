@@ -1,0 +1,29 @@
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { queueAuditRecords } from './audit/queue.js';
+import { gateRecord } from './audit/test-records.js';
+import { startTestOrigin } from './testing/origin.js';
+
+describe('shutdown', () => {
+  it('is app.close(), as in main.ts: the running loops stop, then the database closes', async () => {
+    const origin = await startTestOrigin({
+      jobs: {
+        edge: null,
+        licenseExpiryIntervalMs: 60_000,
+        auditCheckpointIntervalMs: 60_000,
+        tlogCheckpointIntervalMs: 60_000,
+        webhookRetryScheduleSeconds: [0],
+      },
+    });
+    origin.jobs!.start();
+    // The appender loop chains a queued decision: the loops are live when the app closes.
+    const decision = gateRecord();
+    await queueAuditRecords(origin.database.db, [decision], new Date());
+    await expect
+      .poll(async () => (await origin.audit.list({ kind: 'admin' }, { check_id: decision.check_id, limit: 1 })).entries.length)
+      .toBe(1);
+    await origin.app.close();
+    await expect(origin.database.db.execute(sql`select 1`)).rejects.toThrow();
+    expect(origin.logs.join('')).not.toContain('background round failed');
+  });
+});
