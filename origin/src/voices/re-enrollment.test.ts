@@ -75,17 +75,15 @@ function atCosine(cosine: number): number[] {
 async function otherOwnersVoice(cosine: number): Promise<string> {
   const owner = await loggedIn(origin);
   const id = randomUUID();
-  await origin.database.db
-    .insert(voices)
-    .values({
-      id,
-      ownerId: owner.userId,
-      name: 'Protected voice',
-      status: 'ready',
-      model: engine.model.name,
-      speechSeconds: 30,
-      quality: {},
-    });
+  await origin.database.db.insert(voices).values({
+    id,
+    ownerId: owner.userId,
+    name: 'Protected voice',
+    status: 'ready',
+    model: engine.model.name,
+    speechSeconds: 30,
+    quality: {},
+  });
   const embedding = `[${atCosine(cosine).join(',')}]`;
   await origin.database.db.insert(voiceEmbeddings).values({ voiceId: id, ownerId: owner.userId, model: engine.model.name, embedding });
   return id;
