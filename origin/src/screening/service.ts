@@ -67,7 +67,7 @@ export class ScreeningService {
     if (!audio) throw formProblem('audio', 'an audio file is required');
     if (!engine) throw new ProblemError('unavailable', 'This process has no voiceprint engine.');
 
-    const sample = await engine.embedFile(audio);
+    const sample = await engine.embedFile(audio.bytes);
     const checkId = runtime.newId();
     const now = runtime.clock.now();
     const matches = await db.transaction(async (tx) => {

@@ -15,7 +15,7 @@ import type { Database, Executor } from '../db/client.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
-import type { MultipartForm } from '../http/multipart-form.js';
+import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
 import type { Runtime } from '../runtime.js';
 import { lockVoiceFor } from '../voice-index/access.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
@@ -61,7 +61,7 @@ export class VoiceService {
     // Both points target a false-positive identification rate per search at the design registry
     // size (operating-points.ts): refused above `strict`, held for an administrator from `review`.
     const conflictPoints = engine.points(enrollment.model).enrollment_vs_enrollment;
-    const quality = summarizeQuality(enrollment.files);
+    const quality = summarizeQuality(enrollment.files, files);
     const now = runtime.clock.now();
     const outcome = await db.transaction(async (tx): Promise<EnrollOutcome> => {
       await store.serializeEnrollments(tx, enrollment.model);
@@ -70,7 +70,11 @@ export class VoiceService {
       if (nearest && nearest.similarity >= conflictPoints.strict) {
         await recordEnrollmentFailure(tx, principal.userId, name, 'identity_conflict', now);
         // The protected owner finds the refused attempt in the audit log of their voice.
-        await queueAuditRecords(tx, [voiceAuditRecord('enrollment.refused', nearest.voiceId, principal, now, runtime.newId())], now);
+        await queueAuditRecords(
+          tx,
+          [voiceAuditRecord('enrollment.refused', nearest.voiceId, principal, now, runtime.newId(), 'identity_conflict')],
+          now,
+        );
         return { kind: 'conflict' };
       }
       const match = nearest && nearest.similarity >= conflictPoints.review ? nearest : null;
@@ -102,6 +106,9 @@ export class VoiceService {
         },
         now,
       );
+      // Enrollments are decisions like refusals: the owner's audit log holds both.
+      const held = match ? 'pending_review' : null;
+      await queueAuditRecords(tx, [voiceAuditRecord('enrollment.completed', voice.id, principal, now, runtime.newId(), held)], now);
       if (match) await holdForReview(tx, runtime, voice, match, principal, now);
       // The gate now answers blocked/no_consent for this voice instead of no_registry_record; a held
       // voice keeps answering so, since it can get neither consent nor licences until cleared.
@@ -157,10 +164,13 @@ export class VoiceService {
     engine: VoiceprintEngine,
     ownerId: string,
     name: string,
-    files: Uint8Array[],
+    files: readonly UploadedFile[],
   ): Promise<EnrollmentResult> {
     try {
-      return await engine.embedMany(files);
+      return await engine.embedMany(
+        files.map((file) => file.bytes),
+        files.map((file) => file.filename),
+      );
     } catch (error) {
       if (!(error instanceof ProblemError) || !FAILED_ENROLLMENT_CODES.has(error.code)) throw error;
       const { db, runtime } = this.deps;
@@ -176,8 +186,9 @@ function recordEnrollmentFailure(db: Executor, ownerId: string, name: string, re
   return recordEvent(db, { type: 'enrollment.failed', voiceId: null, ownerId, fields: { name, reason } }, now);
 }
 
-function summarizeQuality(files: readonly EmbedFileResult[]) {
-  const perFile = files.map((file) => file.quality);
+/** The quality report: each file's measurements under the name it was uploaded as, and the worst of them. */
+function summarizeQuality(results: readonly EmbedFileResult[], uploads: readonly UploadedFile[]) {
+  const perFile = results.map((result, index) => ({ filename: uploads[index]!.filename, ...result.quality }));
   const clippingRatio = Math.max(...perFile.map((quality) => quality.clipping_ratio));
   const snrDb = Math.min(...perFile.map((quality) => quality.snr_db));
   return {

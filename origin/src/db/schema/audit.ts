@@ -10,8 +10,8 @@ const entryField = (field: keyof AuditEntry) => sql.raw(`(entry_json::jsonb ->> 
  * entry itself: the canonical JSON of every field but `entry_hash`, exactly the bytes hashed after
  * the previous entry's hash, so verification reads one text per entry and re-serialises nothing.
  * The other columns are derived from it by Postgres (generated, so no statement can set them apart
- * from the entry) and exist to be filtered and indexed on. `recorded_at` stays the ISO text, which
- * sorts in time order. No biometric data, no secrets.
+ * from the entry) and exist to be filtered, ordered and indexed on. `recorded_at` and `decided_at`
+ * stay the ISO text of one fixed form, which sorts in time order. No biometric data, no secrets.
  */
 export const auditEntries = pgTable(
   'audit_entries',
@@ -26,6 +26,7 @@ export const auditEntries = pgTable(
       .notNull()
       .unique(),
     recordedAt: text('recorded_at').generatedAlwaysAs(entryField('recorded_at')).notNull(),
+    decidedAt: text('decided_at').generatedAlwaysAs(entryField('decided_at')).notNull(),
     voiceId: uuid('voice_id').generatedAlwaysAs(sql`${entryField('voice_id')}::uuid`),
     platformName: text('platform_name').generatedAlwaysAs(entryField('platform_name')),
     decision: text('decision').generatedAlwaysAs(entryField('decision')),
@@ -36,6 +37,7 @@ export const auditEntries = pgTable(
     index('audit_entries_voice_idx').on(table.voiceId, table.seq),
     index('audit_entries_platform_idx').on(table.platformName, table.seq),
     index('audit_entries_recorded_idx').on(table.recordedAt),
+    index('audit_entries_decided_idx').on(table.decidedAt, table.seq),
   ],
 );
 
