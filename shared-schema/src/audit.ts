@@ -4,7 +4,7 @@ import { hexDigest, isoTimestamp, uuid } from './common.js';
 import { CONSENT_STATUSES, DECISIONS, GATE_ACTIONS, INTENDED_USES, LICENSE_STATUSES } from './enums.js';
 
 /**
- * The audit chain (docs/ARCHITECTURE.md, "Audit chain"). A decision is recorded where it is made (the edge for the
+ * The audit chain (docs/CONTRACT.md#audit-chain). A decision is recorded where it is made (the edge for the
  * gate and redemptions, the origin for its own decisions) and appended to one chain at the origin,
  * idempotently by `check_id`.
  */

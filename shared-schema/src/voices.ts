@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { cursor, isoTimestamp, uuid } from './common.js';
 import { CONSENT_STATUSES, REVIEW_DECISIONS, VOICE_STATUSES } from './enums.js';
 
-/** Biometric consent, enrollment, the voice list and erasure (docs/CONTRACT.md, "Gaps the specification leaves" and "Contract details"). */
+/** Biometric consent, enrollment, the voice list and erasure (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details). */
 
 export const CONSENT_TYPES = ['biometric'] as const;
 
@@ -115,7 +115,7 @@ export const deletedVoiceSchema = z
   .meta({ id: 'DeletedVoice' });
 
 /**
- * Voices held for review (DESIGN sections 7 and 9): an enrollment whose voiceprint resembles another
+ * Voices held for review (docs/ARCHITECTURE.md#voiceprints, docs/CONTRACT.md#closing-the-loop-receipts-pages): an enrollment whose voiceprint resembles another
  * owner's between the review and the strict identity-conflict points waits for an administrator.
  */
 export const decideVoiceReviewRequestSchema = z

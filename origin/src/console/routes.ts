@@ -5,7 +5,7 @@ import { addRoute, type ContractRegistry } from '../http/routes.js';
 import { script, style } from './assets.generated.js';
 import { consolePage } from './page.js';
 
-/** GET /console and its two assets (DESIGN section 9): public, same-origin, no inline code, strict CSP. */
+/** GET /console and its two assets (docs/CONTRACT.md#closing-the-loop-receipts-pages): public, same-origin, no inline code, strict CSP. */
 export function registerConsoleRoutes(app: FastifyInstance, registry: ContractRegistry): void {
   // A scope of its own, so the page headers go with these three answers only.
   app.register(async (scope) => {

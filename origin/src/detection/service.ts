@@ -13,7 +13,7 @@ export interface DetectionServiceDeps {
   runtime: Runtime;
   /** Absent in processes that serve no audio (tests of other domains): compare answers 503. */
   engine?: VoiceprintEngine;
-  /** Variant B (spec 6.2): a platform's comparison that matches an enrolled voice emits `voice.detected`. */
+  /** Variant B (docs/CONTRACT.md#events): a platform's comparison that matches an enrolled voice emits `voice.detected`. */
   reportDetections: boolean;
 }
 

@@ -1,4 +1,4 @@
-/** Standard Webhooks' schedule (DESIGN section 6): the delay before each attempt, in seconds. */
+/** Standard Webhooks' schedule (docs/CONTRACT.md#answers-to-the-specifications-gaps): the delay before each attempt, in seconds. */
 export const DEFAULT_RETRY_SCHEDULE_SECONDS = [0, 5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 14 * 3600, 20 * 3600, 24 * 3600];
 
 /** A receiver's Retry-After is obeyed up to this long. */

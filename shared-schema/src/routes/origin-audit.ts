@@ -5,7 +5,7 @@ import { defineRoute } from '../contract.js';
 import { DECISIONS } from '../enums.js';
 import { jwksSchema } from './origin-identity.js';
 
-/** The origin's audit chain routes (docs/ARCHITECTURE.md, "Audit chain"; docs/INTEGRATION.md, "Audit log"). */
+/** The origin's audit chain routes (docs/CONTRACT.md#audit-chain; docs/INTEGRATION.md#10-audit-log). */
 
 export const auditLogQuerySchema = z
   .strictObject({

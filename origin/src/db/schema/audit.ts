@@ -6,7 +6,7 @@ import { bigint, bigserial, index, pgTable, text, timestamp, uuid } from 'drizzl
 const entryField = (field: keyof AuditEntry) => sql.raw(`(entry_json::jsonb ->> '${field}')`);
 
 /**
- * The hash chain (DESIGN section 5). One row per decision, `seq` without gaps. `entry_json` is the
+ * The hash chain (docs/CONTRACT.md#audit-chain). One row per decision, `seq` without gaps. `entry_json` is the
  * entry itself: the canonical JSON of every field but `entry_hash`, exactly the bytes hashed after
  * the previous entry's hash, so verification reads one text per entry and re-serialises nothing.
  * The other columns are derived from it by Postgres (generated, so no statement can set them apart
@@ -41,7 +41,7 @@ export const auditEntries = pgTable(
   ],
 );
 
-/** Signed statements of the chain's size and head (DESIGN section 5), so a third party can hold the log to its past. */
+/** Signed statements of the chain's size and head (docs/CONTRACT.md#audit-chain), so a third party can hold the log to its past. */
 export const auditCheckpoints = pgTable('audit_checkpoints', {
   id: bigserial('id', { mode: 'number' }).primaryKey(),
   treeSize: bigint('tree_size', { mode: 'number' }).notNull().unique(),
