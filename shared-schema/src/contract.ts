@@ -152,8 +152,8 @@ function documentDescription(summary: string, contracts: readonly RouteContract[
   return [
     summary,
     '',
-    // Plain anchors to the renderer's element ids: the renderer opens Markdown links in a new tab.
-    `<nav aria-label="Contents"><b>Contents:</b> ${[...tags.map((tag) => `<a href="#operations-tag-${tag}">${tag}</a>`), '<a href="#problem-codes">problem codes</a>'].join(' · ')}</nav>`,
+    // Plain anchors to the renderer's element ids (Swagger UI writes a tag's spaces as `_`): it opens Markdown links in a new tab.
+    `<nav aria-label="Contents"><b>Contents:</b> ${[...tags.map((tag) => `<a href="#operations-tag-${tag.trim().replace(/\s/g, '_')}">${tag}</a>`), '<a href="#problem-codes">problem codes</a>'].join(' · ')}</nav>`,
     '',
     "Every error is `application/problem+json` (RFC 9457) with a stable `code`; each operation lists the codes it can answer with under their status. Authentication: `bearer` is a user's access token (`POST /api/v1/auth/login` at the origin), `apiKey` a platform's key in `X-API-Key`.",
     '',

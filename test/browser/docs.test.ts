@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningService, startService } from '../support/service.js';
-import { chromiumMissing, collectConsole, launchChromium, screenshot, skipReason } from './support.js';
+import { chromiumMissing, collectConsole, launchChromium, skipReason } from './support.js';
 
 /** The text of one operation once the renderer has drawn it, opened by its address (#/tag/operationId). */
 async function operationText(page: Page, base: string, tag: string, operationId: string): Promise<string> {
@@ -42,7 +42,6 @@ describe.skipIf(chromiumMissing)(`API reference pages in Chromium${skipReason}`,
     );
     expect(targets).toContainEqual(['#operations-tag-audit', true]);
     expect(targets.filter(([, found]) => !found)).toEqual([]);
-    await screenshot(page, 'docs-origin');
     expect(messages.filter((line) => /error|violat/i.test(line))).toEqual([]);
     await page.close();
   });
