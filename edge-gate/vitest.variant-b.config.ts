@@ -3,7 +3,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 import { TEST_BINDINGS } from './vitest.config.js';
 
 /**
- * The same Worker deployed as Variant B (DESIGN section 6: a deployment setting), so the
+ * The same Worker deployed as Variant B (docs/CONTRACT.md#answers-to-the-specifications-gaps: a deployment setting), so the
  * conformance tests go through SELF.fetch into workerd exactly as a Variant B caller would.
  */
 export default defineConfig({

@@ -1,4 +1,4 @@
--- The audit chain stores each entry as the canonical JSON it was hashed as (DESIGN section 5):
+-- The audit chain stores each entry as the canonical JSON it was hashed as (docs/CONTRACT.md#audit-chain):
 -- verification then reads one text per entry instead of re-serialising eighteen columns. Existing
 -- entries are written out once here, in the canonical form (keys sorted, JSON string escapes as
 -- JSON.stringify writes them, recorded_at as toISOString writes it); the filter columns become

@@ -33,6 +33,11 @@ export const PAGE_BUNDLES: readonly PageBundle[] = [
     styles: ['shared-schema/src/pages-base.css', 'edge-gate/src/playground/browser/playground.css'],
     output: 'edge-gate/src/playground/assets.generated.ts',
   },
+  {
+    entry: 'origin/src/http/docs-browser/main.ts',
+    styles: ['origin/src/http/docs-browser/docs.css'],
+    output: 'origin/src/http/docs-assets.generated.ts',
+  },
 ];
 
 /**

@@ -76,7 +76,7 @@ export function parseConfig(env: Record<string, unknown>): EdgeConfig {
     authorizationTokenTtlSeconds: s.AUTHORIZATION_TOKEN_TTL_SECONDS,
     approvalAlias: {
       deprecatedAt: new Date(`${s.APPROVAL_TOKEN_DEPRECATED_AT}T00:00:00Z`),
-      // "Retained until 2026-09-17" (spec 9): the alias lives through that whole day, UTC.
+      // "Retained until 2026-09-17" (docs/CONTRACT.md#versioning): the alias lives through that whole day, UTC.
       sunset: new Date(`${s.APPROVAL_TOKEN_SUNSET}T23:59:59Z`),
       keepAfterSunset: s.KEEP_APPROVAL_TOKEN_ALIAS,
     },

@@ -16,7 +16,7 @@ async function approve(options: { settings?: Record<string, string>; nowMs: numb
   return { response, body: (await response.json()) as Record<string, unknown> };
 }
 
-describe('Variant A approval_token alias (spec 9, DESIGN 4)', () => {
+describe('Variant A approval_token alias (docs/CONTRACT.md#versioning, docs/CONTRACT.md#authorization-tokens)', () => {
   it('returns the alias with Deprecation and Sunset headers before the sunset date', async () => {
     const { response, body } = await approve({ nowMs: BEFORE_SUNSET });
     expect(body.approval_token).toBe(body.authorization_token);

@@ -33,7 +33,7 @@ async function demo(variant: 'A' | 'B', ip = uniqueIp()) {
   return (await response.json()) as DemoBody;
 }
 
-describe('GET /api/v1/protect/demo/pre-synthesis-check (spec 2.6)', () => {
+describe('GET /api/v1/protect/demo/pre-synthesis-check (docs/CONTRACT.md#the-demo)', () => {
   it('Variant A: production schema with decision, license_status and consent_status', async () => {
     const body = await demo('A');
     expect(body).toMatchObject({ demo: true, endpoint: 'POST /api/v1/protect/pre-synthesis-check' });

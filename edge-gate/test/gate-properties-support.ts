@@ -18,7 +18,7 @@ import { findAuditRecord } from './audit-support.js';
 import { accessTokenFor, EDGE, GATE_PATH, jsonPost, newId, nextVersion, sync, uniqueIp } from './support.js';
 
 /*
- * Property tests of the gate's outcome rules (spec part 3) against a reference model written from
+ * Property tests of the gate's outcome rules (docs/CONTRACT.md#states-and-gate-rules) against a reference model written from
  * the spec text, not from src/gate/rules.ts. The project's answers to what the spec leaves open
  * (edge-gate/README.md, origin/src/licenses) are written into the model where they apply:
  * platform names are compared exactly, a licence counts while its expiry lies strictly in the
@@ -65,11 +65,11 @@ export type Expected =
   | { outcome: 'approved'; decision: 'allow'; reason: null; consent_status: 'active'; license_status: 'licensed' };
 
 /**
- * Spec part 3, rules 1 to 3, for one call at instant `nowMs`:
+ * docs/CONTRACT.md#states-and-gate-rules, rules 1 to 3, for one call at instant `nowMs`:
  * 1. no registry record → no_registry_record;
  * 2. consent missing → no_consent; else no licence → no_license; else scope does not fit → scope_mismatch;
  * 3. otherwise approved.
- * `license_status` (spec 2.5, Variant A audit) says whether a licence the caller holds covers the use,
+ * `license_status` (docs/CONTRACT.md#gate-results, Variant A audit) says whether a licence the caller holds covers the use,
  * whatever else blocked the call.
  */
 export function referenceOutcome(voice: ModelVoice | null, call: ModelCall, nowMs: number): Expected {
@@ -105,7 +105,7 @@ export function referenceOutcome(voice: ModelVoice | null, call: ModelCall, nowM
   return { outcome: 'approved', decision: 'allow', reason: null, consent_status: 'active', license_status: 'licensed' };
 }
 
-/** Spec 9: Variant A keeps `approval_token` "until" its sunset date, that day included (UTC). */
+/** docs/CONTRACT.md#versioning: Variant A keeps `approval_token` "until" its sunset date, that day included (UTC). */
 export const aliasGoneFrom = (sunsetDate: string) => Date.parse(`${sunsetDate}T00:00:00.000Z`) + DAY;
 export const ALIAS_GONE_FROM_MS = aliasGoneFrom('2026-09-17');
 
@@ -360,8 +360,8 @@ export interface CallContext {
 }
 
 /**
- * Calls the gate and checks the answer against `expected`: the HTTP 200 body of spec 2.5 in the
- * deployed variant, the audit record of the decision (spec 3 rule 4), and for an approval a token
+ * Calls the gate and checks the answer against `expected`: the HTTP 200 body of docs/CONTRACT.md#gate-results in the
+ * deployed variant, the audit record of the decision (docs/CONTRACT.md#states-and-gate-rules rule 4), and for an approval a token
  * that verifies with the edge's JWKS and redeems exactly once.
  */
 export async function callAndCheck(ctx: CallContext, expected: Expected): Promise<Observed> {

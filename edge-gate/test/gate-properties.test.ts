@@ -25,7 +25,7 @@ import {
 import { serveOriginJwks } from './support.js';
 
 /**
- * Spec part 3 as properties, Variant A (credentials required, `authorization_token`): random
+ * docs/CONTRACT.md#states-and-gate-rules as properties, Variant A (credentials required, `authorization_token`): random
  * consent and licence states are published through the signed internal sync route, the gate is
  * called over HTTP, and every answer must be the reference model's (gate-properties-support.ts).
  * Each run is a batch of 1 to 4 independent scenarios sent at once. A failure prints fast-check's

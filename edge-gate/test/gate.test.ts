@@ -29,7 +29,7 @@ async function check(key: { apiKey: string; platformName: string }, voiceId: str
   return { response, body: (await response.json()) as Record<string, unknown> };
 }
 
-describe('pre-synthesis check, Variant A: approved (spec 2.5, rule 3)', () => {
+describe('pre-synthesis check, Variant A: approved (docs/CONTRACT.md#gate-results, rule 3)', () => {
   it('approves a consented, licensed voice with a single-use authorization token', async () => {
     const key = await newPlatformKey();
     const { voiceId } = await licensedVoice(key.platformName, ['audiobook', 'podcast']);
@@ -94,7 +94,7 @@ describe('pre-synthesis check, Variant A: approved (spec 2.5, rule 3)', () => {
   });
 });
 
-describe('pre-synthesis check, Variant A: blocked (spec 2.5, rule 2)', () => {
+describe('pre-synthesis check, Variant A: blocked (docs/CONTRACT.md#gate-results, rule 2)', () => {
   const blocked = (voiceId: string, reason: string, checkId: unknown) => ({
     status: 'blocked',
     action: 'authorization_denied',
@@ -178,7 +178,7 @@ describe('pre-synthesis check, Variant A: blocked (spec 2.5, rule 2)', () => {
   });
 });
 
-describe('pre-synthesis check, Variant A: no registry record (spec 2.5, rule 1)', () => {
+describe('pre-synthesis check, Variant A: no registry record (docs/CONTRACT.md#gate-results, rule 1)', () => {
   it('answers an unknown voice with HTTP 200 and platform_decision_required', async () => {
     const key = await newPlatformKey();
     const { body } = await check(key, crypto.randomUUID());
@@ -204,7 +204,7 @@ describe('pre-synthesis check, Variant A: no registry record (spec 2.5, rule 1)'
   });
 });
 
-describe('pre-synthesis check, Variant A: errors (spec 7)', () => {
+describe('pre-synthesis check, Variant A: errors (docs/CONTRACT.md#errors)', () => {
   it('gives every decision its own check_id', async () => {
     const key = await newPlatformKey();
     const voiceId = crypto.randomUUID();

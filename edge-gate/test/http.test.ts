@@ -58,12 +58,16 @@ describe('problem+json on every error', () => {
 });
 
 describe('GET /openapi.json and /docs', () => {
-  it('documents every edge route in OpenAPI 3.1', async () => {
+  it('documents every public edge route in OpenAPI 3.1, and not the origin-edge routes', async () => {
     const response = await SELF.fetch(`${EDGE}/openapi.json`);
     expect(response.status).toBe(200);
     const document = (await response.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
     expect(document.openapi).toBe('3.1.0');
-    for (const route of Object.values(edgeRoutes)) expect(document.paths[route.path]?.[route.method]).toBeDefined();
+    const internal: unknown[] = [edgeRoutes.indexSync, edgeRoutes.auditPull];
+    for (const route of Object.values(edgeRoutes)) {
+      expect(document.paths[route.path]?.[route.method], route.path).toEqual(internal.includes(route) ? undefined : expect.anything());
+    }
+    expect(JSON.stringify(document)).not.toContain('/internal/');
   });
 
   it('points from the bare address to the reference', async () => {
@@ -72,13 +76,18 @@ describe('GET /openapi.json and /docs', () => {
     expect(await response.json()).toEqual({ service: expect.stringContaining('edge gate'), docs: '/docs', openapi: '/openapi.json' });
   });
 
-  it('serves a self-contained HTML reference', async () => {
+  it("serves the reference page: the edge's document, drawn by the renderer the origin serves, no inline code", async () => {
     const response = await SELF.fetch(`${EDGE}/docs`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/html');
+    const csp = response.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self' https://origin.test;");
+    expect(csp).toContain("connect-src 'self';");
+    expect(csp).not.toContain('unsafe');
     const html = await response.text();
-    expect(html).toContain(GATE_PATH);
-    expect(html).not.toContain('<script');
+    expect(html).toContain('data-openapi="/openapi.json"');
+    expect(html).toContain('<script src="https://origin.test/docs/assets/swagger-ui-bundle.js" defer></script>');
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
   });
 });
 

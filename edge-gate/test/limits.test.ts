@@ -5,7 +5,7 @@ import { burst, edgeFetch, expectProblem, GATE_PATH, jsonPost, licensedVoice, ne
 /** Pinned inside one window, so a minute or hour boundary cannot split a run. */
 const PINNED = Date.parse('2026-11-22T10:20:15Z');
 
-describe('limits (spec 8)', () => {
+describe('limits (docs/CONTRACT.md#limits)', () => {
   it('allows exactly 1,000 gate requests per minute per API key, then 429', async () => {
     const key = await newPlatformKey();
     const send = () =>

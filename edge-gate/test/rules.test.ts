@@ -10,7 +10,7 @@ const query = (overrides: Partial<GateQuery> = {}): GateQuery => ({
   ...overrides,
 });
 
-describe('gate rules (spec part 3), without HTTP', () => {
+describe('gate rules (docs/CONTRACT.md#states-and-gate-rules), without HTTP', () => {
   it('checks consent before licences', async () => {
     const record = voiceRecord({ consent_status: 'withdrawn', licenses: [await licence('Acme', ['podcast'])] });
     expect(evaluate(record, query(), NOW)).toEqual({

@@ -107,7 +107,7 @@ const envSchema = z
     ),
     /** Shortest time between two signed transparency-log checkpoints: a new entry waits at most this long for one. */
     TLOG_CHECKPOINT_INTERVAL_MS: optional(z.coerce.number().int().min(50).max(60_000)).default(250),
-    /** `B` also allows `voice.detected` subscriptions (DESIGN section 6). */
+    /** `B` also allows `voice.detected` subscriptions (docs/CONTRACT.md#answers-to-the-specifications-gaps). */
     GATE_VARIANT: optional(z.enum(GATE_VARIANTS)).default('A'),
     /** Lets webhooks target loopback addresses (local test receivers); other private ranges stay refused. */
     WEBHOOK_ALLOW_LOOPBACK: optional(z.stringbool()).default(false),

@@ -20,7 +20,9 @@ describe('shutdown', () => {
     const decision = gateRecord();
     await queueAuditRecords(origin.database.db, [decision], new Date());
     await expect
-      .poll(async () => (await origin.audit.list({ kind: 'admin' }, { check_id: decision.check_id, limit: 1 })).entries.length)
+      .poll(
+        async () => (await origin.audit.list({ kind: 'admin' }, { check_id: decision.check_id, limit: 1, order: 'seq' })).entries.length,
+      )
       .toBe(1);
     await origin.app.close();
     await expect(origin.database.db.execute(sql`select 1`)).rejects.toThrow();

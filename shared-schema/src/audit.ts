@@ -4,14 +4,16 @@ import { hexDigest, isoTimestamp, uuid } from './common.js';
 import { CONSENT_STATUSES, DECISIONS, GATE_ACTIONS, INTENDED_USES, LICENSE_STATUSES } from './enums.js';
 
 /**
- * The audit chain (DESIGN section 5). A decision is recorded where it is made (the edge for the
+ * The audit chain (docs/CONTRACT.md#audit-chain). A decision is recorded where it is made (the edge for the
  * gate and redemptions, the origin for its own decisions) and appended to one chain at the origin,
  * idempotently by `check_id`.
  */
 export const AUDIT_KINDS = [
   'gate.decision',
   'authorization.redeemed',
+  'enrollment.completed',
   'enrollment.refused',
+  'biometric_consent.granted',
   'consent.changed',
   'license.changed',
   'voice.deleted',
@@ -22,20 +24,52 @@ export const AUDIT_KINDS = [
 ] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
+/**
+ * How an entry's three positions relate, said once here for the API description and the guides
+ * (docs/INTEGRATION.md, "Audit log", repeats it in prose).
+ */
+const SEQ_DESCRIPTION =
+  'Position in the chain: consecutive from 1, without gaps, in the order entries were appended (`recorded_at` order). Not the order decisions were made in: see `decided_at`.';
+const DECIDED_AT_DESCRIPTION =
+  "When the plane that decided made the decision (UTC, milliseconds). The edge's decisions reach the chain a moment later and in batches, so a later `seq` can carry an earlier `decided_at`; read the log with `order=decided_at` for the order decisions were made in.";
+const RECORDED_AT_DESCRIPTION =
+  'When the origin appended the entry to the chain: never before `decided_at`, and non-decreasing with `seq`.';
+
+/** The orders the audit log can be read in (`order` query parameter); ties in `decided_at` are broken by `seq`. */
+export const AUDIT_ORDERS = ['seq', 'decided_at'] as const;
+export type AuditOrder = (typeof AUDIT_ORDERS)[number];
+
 export const CALLER_TYPES = ['api_key', 'user', 'anonymous', 'system'] as const;
 
 /** What a plane records about one decision; everything the chain entry holds but its position. */
 export const auditRecordSchema = z.object({
   check_id: uuid,
   kind: z.enum(AUDIT_KINDS),
-  /** When the decision was made, at the plane that made it. */
-  decided_at: isoTimestamp,
+  /**
+   * When the decision was made, at the plane that made it: UTC with milliseconds, as `toISOString`
+   * writes it, so its text sorts in time order (the log's `order=decided_at` relies on it).
+   */
+  decided_at: z.iso.datetime({ precision: 3 }).meta({ description: DECIDED_AT_DESCRIPTION }),
   voice_id: uuid.nullable(),
   platform_name: z.string().nullable(),
   intended_use: z.enum(INTENDED_USES).nullable(),
   decision: z.enum(DECISIONS).nullable(),
   action: z
-    .enum([...GATE_ACTIONS, 'redeemed', 'refused', 'changed', 'deleted', 'held', 'cleared', 'rejected', 'screened', 'requested', 'closed'])
+    .enum([
+      ...GATE_ACTIONS,
+      'redeemed',
+      'enrolled',
+      'granted',
+      'refused',
+      'changed',
+      'deleted',
+      'held',
+      'cleared',
+      'rejected',
+      'screened',
+      'requested',
+      'closed',
+    ])
     .nullable(),
   reason: z.string().nullable(),
   license_status: z.enum(LICENSE_STATUSES).nullable(),
@@ -49,8 +83,8 @@ export type AuditRecord = z.infer<typeof auditRecordSchema>;
 
 export const auditEntrySchema = auditRecordSchema
   .extend({
-    seq: z.number().int().positive(),
-    recorded_at: isoTimestamp,
+    seq: z.number().int().positive().meta({ description: SEQ_DESCRIPTION }),
+    recorded_at: isoTimestamp.meta({ description: RECORDED_AT_DESCRIPTION }),
     prev_hash: hexDigest,
     entry_hash: hexDigest,
   })

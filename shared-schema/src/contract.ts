@@ -34,13 +34,8 @@ export const routerPath = (contract: Pick<RouteContract, 'path'>): string => con
 
 const ALWAYS: readonly ProblemCode[] = ['internal_error'];
 
-/** Origin <-> edge calls (internal-auth.ts); OpenAPI has no HMAC scheme, so it is described in words. */
-const INTERNAL_SIGNATURE_SCHEME = {
-  type: 'apiKey',
-  in: 'header',
-  name: 'x-vip-signature',
-  description: 'v1=<hex HMAC-SHA256 of "timestamp.METHOD.path.body"> with the shared internal secret; timestamp in x-vip-timestamp.',
-};
+/** Origin <-> edge calls (internal-auth.ts) are not part of the public document. */
+const isInternal = (c: RouteContract) => c.auth.every((scheme) => scheme === 'internalSignature');
 
 interface DocumentInfo {
   title: string;
@@ -48,7 +43,13 @@ interface DocumentInfo {
   description: string;
 }
 
-export function buildOpenApiDocument(info: DocumentInfo, contracts: readonly RouteContract[]): Record<string, unknown> {
+/**
+ * The document of a plane's public routes. Its description, rendered as Markdown by `/docs`, opens
+ * with a table of contents (one link per tag, to the renderer's address for it) and ends with the
+ * problem codes; each operation lists its own codes under their status.
+ */
+export function buildOpenApiDocument(info: DocumentInfo, served: readonly RouteContract[]): Record<string, unknown> {
+  const contracts = served.filter((c) => !isInternal(c));
   const schemas: Record<string, unknown> = {};
   const toSchema = (schema: z.ZodType, io: 'input' | 'output'): unknown => {
     const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
@@ -64,6 +65,11 @@ export function buildOpenApiDocument(info: DocumentInfo, contracts: readonly Rou
     Object.assign(schemas, $defs ?? {});
     return rest;
   };
+  // Parameters are listed one by one, so a named (registered) parameters schema is read from components.
+  const dereferenced = (json: unknown) => {
+    const ref = (json as { $ref?: string }).$ref;
+    return ref ? schemas[ref.replace('#/components/schemas/', '')] : json;
+  };
   const problemRef = toSchema(problemSchema, 'output');
 
   const paths: Record<string, Record<string, unknown>> = {};
@@ -74,9 +80,16 @@ export function buildOpenApiDocument(info: DocumentInfo, contracts: readonly Rou
       ['query', c.query],
     ] as const) {
       if (!schema) continue;
-      const json = toSchema(schema, 'input') as { properties?: Record<string, unknown>; required?: string[] };
+      const json = dereferenced(toSchema(schema, 'input')) as { properties?: Record<string, unknown>; required?: string[] };
       for (const [name, property] of Object.entries(json.properties ?? {})) {
-        parameters.push({ name, in: where, required: where === 'path' || (json.required ?? []).includes(name), schema: property });
+        const { description } = property as { description?: string };
+        parameters.push({
+          name,
+          in: where,
+          required: where === 'path' || (json.required ?? []).includes(name),
+          ...(description ? { description } : {}),
+          schema: property,
+        });
       }
     }
     const responses: Record<string, unknown> = {
@@ -96,7 +109,7 @@ export function buildOpenApiDocument(info: DocumentInfo, contracts: readonly Rou
     }
     for (const [status, codes] of [...codesByStatus].sort(([a], [b]) => a - b)) {
       responses[status] = {
-        description: `Problem: ${codes.join(', ')}`,
+        description: codes.map((code) => `- \`${code}\`: ${PROBLEM_CODES[code].title}`).join('\n'),
         content: { 'application/problem+json': { schema: problemRef } },
       };
     }
@@ -121,17 +134,35 @@ export function buildOpenApiDocument(info: DocumentInfo, contracts: readonly Rou
   }
   return {
     openapi: '3.1.0',
-    info,
+    info: { ...info, description: documentDescription(info.description, contracts) },
     paths,
     components: {
       schemas,
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-        ...(contracts.some((c) => c.auth.includes('internalSignature')) ? { internalSignature: INTERNAL_SIGNATURE_SCHEME } : {}),
       },
     },
   };
+}
+
+function documentDescription(summary: string, contracts: readonly RouteContract[]): string {
+  const tags = [...new Set(contracts.map((c) => c.tag))];
+  const problems = Object.entries(PROBLEM_CODES).map(([code, { status, title }]) => `| \`${code}\` | ${status} | ${title} |`);
+  return [
+    summary,
+    '',
+    // Plain anchors to the renderer's element ids (Swagger UI writes a tag's spaces as `_`): it opens Markdown links in a new tab.
+    `<nav aria-label="Contents"><b>Contents:</b> ${[...tags.map((tag) => `<a href="#operations-tag-${tag.trim().replace(/\s/g, '_')}">${tag}</a>`), '<a href="#problem-codes">problem codes</a>'].join(' · ')}</nav>`,
+    '',
+    "Every error is `application/problem+json` (RFC 9457) with a stable `code`; each operation lists the codes it can answer with under their status. Authentication: `bearer` is a user's access token (`POST /api/v1/auth/login` at the origin), `apiKey` a platform's key in `X-API-Key`.",
+    '',
+    '<h2 id="problem-codes">Problem codes</h2>',
+    '',
+    '| code | status | title |',
+    '| --- | --- | --- |',
+    ...problems,
+  ].join('\n');
 }
 
 function multipartSchema(fields: NonNullable<RouteContract['multipart']>) {

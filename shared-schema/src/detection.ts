@@ -4,7 +4,7 @@ import { TRIAL_CONDITIONS } from './enums.js';
 /** `sha256:<hex>` of an embedding: the API shows this, never the vector. */
 export const embeddingHashString = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 
-/** Spec 2.3, plus the threshold and model the verdict was made with (DESIGN section 6). */
+/** docs/CONTRACT.md#comparison-result, plus the threshold and model the verdict was made with (docs/CONTRACT.md#answers-to-the-specifications-gaps). */
 export const comparisonResultSchema = z
   .object({
     similarity: z.number().describe('cosine similarity of the two embeddings, in [-1, 1]'),

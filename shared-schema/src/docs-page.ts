@@ -1,50 +1,77 @@
-import { PROBLEM_CODES } from './problem.js';
+import { escapeHtml, PAGE_SECURITY_HEADERS } from './pages.js';
+import { docsPageRoutes } from './routes/pages.js';
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] ?? ch);
+/**
+ * The `/docs` page of both planes: Swagger UI (the `swagger-ui-dist` package) rendering the plane's
+ * own `/openapi.json` in the browser, so every request and response field, type, enum and example
+ * and each route's problem codes are shown from the same document clients generate code from.
+ * The renderer's files are served by the origin from the package (no CDN); the edge's page loads
+ * them from the origin rather than carrying 1.7 MB of renderer in the gate's Worker (docs/DECISIONS.md,
+ * "The API reference pages").
+ */
 
-interface Operation {
-  operationId: string;
-  summary: string;
-  tags: string[];
-  security: Record<string, unknown>[];
-  parameters?: { name: string; in: string; required: boolean }[];
-  requestBody?: { content: Record<string, { schema: unknown }> };
-  responses: Record<string, { description: string }>;
+/** The element the renderer fills; it names the document to render, so the start-up script holds no address. */
+export const DOCS_ROOT_ID = 'reference';
+
+export interface DocsPage {
+  title: string;
+  /** Where the page's four assets are served: '' for the same origin, else an origin like `https://origin.example.com`. */
+  assetOrigin: string;
+  /** Same-origin path of the OpenAPI document to render. */
+  openApiPath: string;
 }
 
-/** A self-contained HTML page (no scripts, no external assets) rendered from an OpenAPI document. */
-export function renderDocsPage(document: Record<string, unknown>): string {
-  const info = document.info as { title: string; version: string; description: string };
-  const paths = document.paths as Record<string, Record<string, Operation>>;
-  const sections = Object.entries(paths).flatMap(([path, methods]) =>
-    Object.entries(methods).map(([method, op]) => {
-      const auth = op.security.length ? op.security.map((s) => Object.keys(s)[0]).join(' or ') : 'public';
-      const params = (op.parameters ?? [])
-        .map((p) => `<li><code>${escapeHtml(p.name)}</code> (${p.in}${p.required ? ', required' : ''})</li>`)
-        .join('');
-      const body = op.requestBody
-        ? Object.entries(op.requestBody.content)
-            .map(([type, { schema }]) => `<p>Body <code>${type}</code></p><pre>${escapeHtml(JSON.stringify(schema, null, 2))}</pre>`)
-            .join('')
-        : '';
-      const responses = Object.entries(op.responses)
-        .map(([status, r]) => `<li><b>${status}</b> ${escapeHtml(r.description)}</li>`)
-        .join('');
-      return `<section id="${escapeHtml(op.operationId)}"><h3><span class="m">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
-<p>${escapeHtml(op.summary)} · auth: ${escapeHtml(auth)}</p>${params ? `<ul>${params}</ul>` : ''}${body}<ul>${responses}</ul></section>`;
-    }),
-  );
-  const problems = Object.entries(PROBLEM_CODES)
-    .map(
-      ([code, { status, title }]) =>
-        `<tr id="problem-${code}"><td><code>${code}</code></td><td>${status}</td><td>${escapeHtml(title)}</td></tr>`,
-    )
-    .join('');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(info.title)}</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem}pre{background:#f5f5f5;padding:.5rem;overflow:auto;font-size:12px}section{border-top:1px solid #ddd;padding:.5rem 0}.m{background:#222;color:#fff;padding:0 .4rem;border-radius:3px}</style></head>
-<body><h1>${escapeHtml(info.title)} <small>${escapeHtml(info.version)}</small></h1><p>${escapeHtml(info.description)}</p>
-<p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI 3.1). Errors are <code>application/problem+json</code> (RFC 9457).</p>
-${sections.join('\n')}
-<h2>Problem codes</h2><table><tr><th>code</th><th>status</th><th>title</th></tr>${problems}</table></body></html>`;
+/** The page: a shell for the renderer, no inline script or style; without JavaScript it points to the document. */
+export function renderDocsPage(page: DocsPage): string {
+  const asset = (path: string) => escapeHtml(`${page.assetOrigin}${path}`);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(page.title)}</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${asset(docsPageRoutes.rendererStyle.path)}">
+<link rel="stylesheet" href="${asset(docsPageRoutes.style.path)}">
+<script src="${asset(docsPageRoutes.renderer.path)}" defer></script>
+<script src="${asset(docsPageRoutes.script.path)}" defer></script>
+</head>
+<body>
+<main id="${DOCS_ROOT_ID}" data-openapi="${escapeHtml(page.openApiPath)}">
+<h1>${escapeHtml(page.title)}</h1>
+<noscript><p>This reference is drawn by a script. The same content is in <a href="${escapeHtml(page.openApiPath)}">the OpenAPI document</a>.</p></noscript>
+</main>
+</body>
+</html>
+`;
+}
+
+/**
+ * The pages' policy (pages.ts) with two differences the renderer needs: scripts and styles may come
+ * from the origin that serves the renderer, and Trusted Types are not required, because Swagger UI
+ * writes the Markdown it has rendered (and sanitised with DOMPurify) through innerHTML.
+ * Still no inline script or style, no eval, no other host.
+ */
+export function docsContentSecurityPolicy(assetOrigin: string): string {
+  const source = assetOrigin === '' ? "'self'" : `'self' ${assetOrigin}`;
+  return [
+    "default-src 'none'",
+    `script-src ${source}`,
+    `style-src ${source}`,
+    "connect-src 'self'",
+    "img-src 'self' data:",
+    "form-action 'none'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** Headers of the page and of its assets; the assets may be loaded by the edge's page, from another origin. */
+export function docsSecurityHeaders(assetOrigin: string): Record<string, string> {
+  return {
+    ...PAGE_SECURITY_HEADERS,
+    'content-security-policy': docsContentSecurityPolicy(assetOrigin),
+    'cross-origin-resource-policy': 'cross-origin',
+    'permissions-policy': 'microphone=(), camera=(), geolocation=(), payment=()',
+  };
 }

@@ -3,7 +3,7 @@ import { auditRecordSchema } from './audit.js';
 import { uuid } from './common.js';
 
 /**
- * Audit hand-off edge -> origin (DESIGN sections 3 and 5). The edge writes every gate decision
+ * Audit hand-off edge -> origin (docs/ARCHITECTURE.md#consistency, docs/CONTRACT.md#audit-chain). The edge writes every gate decision
  * (`gate.decision`) and every redemption (`authorization.redeemed`) as an AuditRecord to Durable
  * Object storage before it answers. The origin collects them with signed calls (internal-auth.ts)
  * to INTERNAL_AUDIT_PULL_PATH and appends them to its chain idempotently by `check_id`. A record

@@ -3,7 +3,7 @@ import { hexDigest, isoTimestamp, uuid } from './common.js';
 import { CONSENT_STATUSES, INTENDED_USES, LICENSE_STATES } from './enums.js';
 
 /**
- * What the origin publishes to the edge (DESIGN section 3). Every update carries a version that
+ * What the origin publishes to the edge (docs/ARCHITECTURE.md#consistency). Every update carries a version that
  * only grows (the origin's outbox sequence), so the edge can drop a stale or replayed update.
  * A `null` record deletes the entry.
  */

@@ -1,4 +1,4 @@
-/** Every value the interface names (spec part 3, DESIGN section 6). Written here once. */
+/** Every value the interface names (docs/CONTRACT.md#states-and-gate-rules, docs/CONTRACT.md#answers-to-the-specifications-gaps). Written here once. */
 
 export const INTENDED_USES = ['commercial', 'audiobook', 'podcast', 'music', 'gaming'] as const;
 export type IntendedUse = (typeof INTENDED_USES)[number];
@@ -48,7 +48,7 @@ export const LICENSE_REQUEST_STATUSES = ['pending', 'approved', 'declined', 'clo
 export type LicenseRequestStatus = (typeof LICENSE_REQUEST_STATUSES)[number];
 
 /**
- * Webhook events (spec part 6, DESIGN section 9). Variant B adds `voice.detected` to comparisons;
+ * Webhook events (docs/CONTRACT.md#events, docs/CONTRACT.md#closing-the-loop-receipts-pages). Variant B adds `voice.detected` to comparisons;
  * screening emits it in both variants; `pre_synthesis.blocked` is registrable in both.
  */
 export const WEBHOOK_EVENTS = [

@@ -3,7 +3,7 @@ import { isoTimestamp, uuid } from './common.js';
 import { BLOCK_REASONS, CONSENT_STATUSES, DECISIONS, GATE_VARIANTS, INTENDED_USES, LICENSE_STATUSES } from './enums.js';
 import { platformName } from './identity.js';
 
-/** Spec 2.4. Unknown fields are refused (422). */
+/** docs/CONTRACT.md#gate-request. Unknown fields are refused (422). */
 export const preSynthesisCheckRequestSchema = z
   .strictObject({
     voice_id: uuid,
@@ -14,7 +14,7 @@ export const preSynthesisCheckRequestSchema = z
   .meta({ id: 'PreSynthesisCheckRequest' });
 export type PreSynthesisCheckRequest = z.infer<typeof preSynthesisCheckRequestSchema>;
 
-/** Spec 2.5, approved. `authorization_token` is Variant A; `approval_token` the alias (A) or only field (B). */
+/** docs/CONTRACT.md#gate-results, approved. `authorization_token` is Variant A; `approval_token` the alias (A) or only field (B). */
 export const approvedResultSchema = z
   .object({
     status: z.literal('approved'),
@@ -54,7 +54,7 @@ export const preSynthesisCheckResultSchema = z
   .meta({ id: 'PreSynthesisCheckResult' });
 export type PreSynthesisCheckResult = z.infer<typeof preSynthesisCheckResultSchema>;
 
-/** Authorization tokens (DESIGN section 4): compact JWS signed at the edge, single use by redemption. */
+/** Authorization tokens (docs/CONTRACT.md#authorization-tokens): compact JWS signed at the edge, single use by redemption. */
 export const authorizationToken = {
   issuer: 'urn:vip:edge',
   type: 'vip-authz+jwt',
@@ -89,8 +89,8 @@ export const redeemResultSchema = z
 export type RedeemResult = z.infer<typeof redeemResultSchema>;
 
 /**
- * Spec 2.6: the demo. `response_schema` is a live sample evaluated for `example_request`;
- * `production_responses` adds the bodies the gate returns (spec 2.5), so code written against the
+ * docs/CONTRACT.md#the-demo: the demo. `response_schema` is a live sample evaluated for `example_request`;
+ * `production_responses` adds the bodies the gate returns (docs/CONTRACT.md#gate-results), so code written against the
  * demo parses the real gate.
  */
 const demoCommon = {

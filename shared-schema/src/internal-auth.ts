@@ -2,7 +2,7 @@ import { hmacSha256, timingSafeEqual, toHex } from './canonical.js';
 import { limits } from './limits.js';
 
 /**
- * Origin <-> edge internal calls (DESIGN section 3): an HMAC-SHA256 over the timestamp, method,
+ * Origin <-> edge internal calls (docs/ARCHITECTURE.md#consistency): an HMAC-SHA256 over the timestamp, method,
  * path and body with the shared internal secret. The timestamp window bounds replays; every
  * payload sent this way is idempotent (versioned index updates, audit entries keyed by check_id),
  * so a replay inside the window changes nothing.

@@ -4,7 +4,7 @@ import { INTENDED_USES, LICENSE_REQUEST_STATUSES } from './enums.js';
 import { platformName } from './identity.js';
 import { licenseScopes } from './licenses.js';
 
-/** A platform's request for a licence of a voice, and the owner's answer (DESIGN section 9). */
+/** A platform's request for a licence of a voice, and the owner's answer (docs/CONTRACT.md#closing-the-loop-receipts-pages). */
 
 export const LICENSE_REQUEST_MESSAGE_MAX = 1000;
 export const LICENSE_REQUEST_REASON_MAX = 1000;

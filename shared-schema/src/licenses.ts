@@ -3,7 +3,7 @@ import { isoTimestamp, uuid } from './common.js';
 import { CONSENT_STATUSES, INTENDED_USES, LICENSE_STATES } from './enums.js';
 import { platformName } from './identity.js';
 
-/** Synthesis consent and licences of one voice (DESIGN sections 6 and 8). */
+/** Synthesis consent and licences of one voice (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details). */
 
 /** Licence tokens are `vlt_` + 32 random bytes (base64url); only their SHA-256 is stored and published. */
 export const LICENSE_TOKEN_PREFIX = 'vlt_';

@@ -1,4 +1,4 @@
-/** Every numeric limit of the service (spec part 8, DESIGN section 6). */
+/** Every numeric limit of the service (docs/CONTRACT.md#limits, docs/CONTRACT.md#answers-to-the-specifications-gaps). */
 export const limits = {
   /** Gate requests per credential (API key or Bearer subject) per minute. */
   gatePerCredentialPerMinute: 1000,
@@ -17,11 +17,11 @@ export const limits = {
   enrollMaxFiles: 10,
   /** Detected speech an enrollment needs in total, in seconds. */
   enrollMinSpeechSeconds: 10,
-  /** Bearer access token lifetime (DESIGN section 6: 15 min). */
+  /** Bearer access token lifetime (docs/CONTRACT.md#answers-to-the-specifications-gaps: 15 min). */
   accessTokenTtlSeconds: 15 * 60,
   /** Refresh token lifetime (30 days), rotated on every use. */
   refreshTokenTtlSeconds: 30 * 24 * 60 * 60,
-  /** Default authorization token lifetime (DESIGN section 4). */
+  /** Default authorization token lifetime (docs/CONTRACT.md#authorization-tokens). */
   authorizationTokenTtlSeconds: 300,
   /** Login attempts allowed per account and per client IP within the window. */
   loginAttemptsPerAccount: 10,

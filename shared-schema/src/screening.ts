@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { uuid } from './common.js';
 
-/** The most matches a screening answers with (DESIGN section 9). */
+/** The most matches a screening answers with (docs/CONTRACT.md#closing-the-loop-receipts-pages). */
 export const SCREENING_MAX_MATCHES = 5;
 
 export const screeningMatchSchema = z

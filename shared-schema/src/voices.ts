@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { cursor, isoTimestamp, uuid } from './common.js';
 import { CONSENT_STATUSES, REVIEW_DECISIONS, VOICE_STATUSES } from './enums.js';
 
-/** Biometric consent, enrollment, the voice list and erasure (DESIGN sections 6 and 8). */
+/** Biometric consent, enrollment, the voice list and erasure (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details). */
 
 export const CONSENT_TYPES = ['biometric'] as const;
 
@@ -53,7 +53,12 @@ export function qualityWarnings(quality: { clipping_ratio: number; snr_db: numbe
 
 export const enrollmentQualitySchema = z
   .object({
-    files: z.array(audioQualitySchema),
+    /** In upload order, each under the filename it was uploaded as (problems about a file name it the same way). */
+    files: z.array(
+      audioQualitySchema
+        .extend({ filename: z.string().describe('the name the file was uploaded under (last path segment; `audio N` when none was sent)') })
+        .meta({ id: 'EnrollmentFileQuality' }),
+    ),
     clipping_ratio: z.number().describe('worst file'),
     snr_db: z.number().describe('worst file'),
     warnings: z.array(z.enum(QUALITY_WARNINGS)),
@@ -115,7 +120,7 @@ export const deletedVoiceSchema = z
   .meta({ id: 'DeletedVoice' });
 
 /**
- * Voices held for review (DESIGN sections 7 and 9): an enrollment whose voiceprint resembles another
+ * Voices held for review (docs/ARCHITECTURE.md#voiceprints, docs/CONTRACT.md#closing-the-loop-receipts-pages): an enrollment whose voiceprint resembles another
  * owner's between the review and the strict identity-conflict points waits for an administrator.
  */
 export const decideVoiceReviewRequestSchema = z

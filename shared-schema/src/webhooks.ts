@@ -3,7 +3,7 @@ import { isoTimestamp, uuid } from './common.js';
 import { WEBHOOK_EVENTS } from './enums.js';
 
 /**
- * Webhook signing, Standard Webhooks (DESIGN section 6): the signature is base64 HMAC-SHA256 of
+ * Webhook signing, Standard Webhooks (docs/CONTRACT.md#answers-to-the-specifications-gaps): the signature is base64 HMAC-SHA256 of
  * "id.timestamp.body" keyed with the bytes behind the `whsec_` secret. The spec's `Service-Event`
  * header carries the same value as `webhook-signature`.
  */
@@ -52,7 +52,7 @@ export async function webhookHeaders(
   };
 }
 
-/** Spec 2.8: every delivery carries at least these fields. */
+/** docs/CONTRACT.md#webhook-deliveries: every delivery carries at least these fields. */
 export const webhookDeliverySchema = z
   .object({ event: z.enum(WEBHOOK_EVENTS), voice_id: uuid.nullable(), timestamp: isoTimestamp })
   .catchall(z.unknown())

@@ -118,9 +118,9 @@ export function shuffled<T>(items: readonly T[], seed: number): T[] {
 
 const TOO_LITTLE_SPEECH = new Set(['too_short', 'no_speech']);
 
-/** The engine names a single unusable file as "File 3: …" (1-based); the index, or null when the problem is the whole upload. */
+/** The service names a single unusable file as `"take.wav" (file 3 of 8): …` (1-based); the index, or null when the problem is the whole upload. */
 export function fileNamedIn(detail: string): number | null {
-  const match = /^File (\d+):/.exec(detail);
+  const match = /^(?:".*" )?\(file (\d+) of \d+\):/.exec(detail);
   return match ? Number(match[1]) - 1 : null;
 }
 
@@ -150,7 +150,7 @@ export async function runSequentialEnrollment(options: SequentialOptions): Promi
 
   /**
    * A new owner (self-registered), their biometric consent, and one enrollment. A file the service
-   * names as holding too little speech ("File 3: …") is left out and the rest sent again, as an
+   * names as holding too little speech (`"take.wav" (file 3 of 8): …`) is left out and the rest sent again, as an
    * owner would; too little speech in all of them together is the answer `too_little_speech`.
    */
   const enrollAsNewOwner = async (speaker: Speaker, recordings: Recording[]): Promise<Answer> => {

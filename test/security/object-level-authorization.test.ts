@@ -16,7 +16,7 @@ import {
 
 /**
  * Threat: broken object-level authorization (OWASP API1). Owner B and platform P2 call every route
- * with owner A's and platform P1's ids; DESIGN and origin/README say another owner's object answers
+ * with owner A's and platform P1's ids; docs/CONTRACT.md and origin/README say another owner's object answers
  * 404 exactly like a missing one, and another platform is refused (403) or sees nothing.
  */
 

@@ -240,7 +240,7 @@ export async function loginAs(originUrl: string, email: string, password: string
 }
 
 /**
- * Every refusal is RFC 9457 problem+json with a `code` (DESIGN section 6). Returns the body.
+ * Every refusal is RFC 9457 problem+json with a `code` (docs/CONTRACT.md#answers-to-the-specifications-gaps). Returns the body.
  * `status` may be one status or a list of acceptable ones.
  */
 export async function expectProblem(

@@ -13,7 +13,7 @@ import { admitInHomeShard, recordDecision } from '../objects/audit-outbox-client
 import { decideAtVoiceGate } from '../objects/voice-gate-client.js';
 
 /**
- * The gate's admission sequence (spec 2.4, 2.5, 3): count the caller, decide, record durably.
+ * The gate's admission sequence (docs/CONTRACT.md#gate-request, docs/CONTRACT.md#gate-results, docs/CONTRACT.md#states-and-gate-rules): count the caller, decide, record durably.
  *
  * Every request is counted against the caller's limit, and a refused one gets its 429 whatever its
  * body and whatever was decided. The limit is counted by the caller's home AuditOutbox shard, which

@@ -3,7 +3,7 @@ import { base64url, calculateJwkThumbprint, errors, importJWK, jwtVerify } from 
 import type { EdgeConfig } from '../config.js';
 
 /**
- * Authorization tokens (DESIGN section 4): compact JWS, EdDSA, signed with the Worker secret
+ * Authorization tokens (docs/CONTRACT.md#authorization-tokens): compact JWS, EdDSA, signed with the Worker secret
  * AUTH_TOKEN_PRIVATE_JWK and verified against its public half, which /.well-known/jwks.json serves.
  */
 type PrivateJwk = EdgeConfig['authTokenPrivateJwk'];

@@ -1,5 +1,5 @@
 /**
- * Fixed-window counting (spec 8, DESIGN section 6), pure: the objects that store a window
+ * Fixed-window counting (docs/CONTRACT.md#limits, docs/CONTRACT.md#answers-to-the-specifications-gaps), pure: the objects that store a window
  * (AuditOutbox for the gate, RateLimiter for the demo and redemption) call this and write `next`.
  */
 

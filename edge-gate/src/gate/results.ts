@@ -2,7 +2,7 @@ import type { Decision as AuditDecision, GateVariant, PreSynthesisCheckResult } 
 import type { EdgeConfig } from '../config.js';
 import type { Decision } from './outcomes.js';
 
-/** `license_url`: the licensing page with the voice as a query parameter (spec 2.5). */
+/** `license_url`: the licensing page with the voice as a query parameter (docs/CONTRACT.md#gate-results). */
 export function licenseUrl(config: EdgeConfig, voiceId: string): string {
   const url = new URL(config.licensingUrl);
   url.searchParams.set('voice_id', voiceId);
@@ -34,7 +34,7 @@ export interface Shaped {
   headers: Record<string, string>;
 }
 
-/** Turns a decision into the spec 2.5 body of the deployed variant. */
+/** Turns a decision into the gate's body (docs/CONTRACT.md#gate-results) in the deployed variant. */
 export function shapeResult(
   config: EdgeConfig,
   variant: GateVariant,
@@ -76,7 +76,7 @@ export function shapeResult(
   };
 }
 
-/** The audit's words for a decision (spec 2.5, 3): decision, action, reason and statuses. */
+/** The audit's words for a decision (docs/CONTRACT.md#gate-results, docs/CONTRACT.md#states-and-gate-rules): decision, action, reason and statuses. */
 export function auditFields(decision: Decision): {
   decision: AuditDecision;
   action: 'authorized' | 'authorization_denied' | 'no_registry_record';

@@ -1,6 +1,6 @@
 import type { BlockReason, ConsentStatus, IntendedUse, LicenseStatus, VoiceIndexRecord } from '@vip/shared-schema';
 
-/** What a gate call asks (spec 2.4), with the licence token already hashed. */
+/** What a gate call asks (docs/CONTRACT.md#gate-request), with the licence token already hashed. */
 export interface GateQuery {
   platform_name: string;
   intended_use: IntendedUse;
@@ -13,7 +13,7 @@ export type Evaluation =
   | { outcome: 'approved'; consent_status: 'active'; license_status: 'licensed' };
 
 /**
- * The gate's outcome rules (spec part 3) over one voice's index record. Pure, so the KV fast path
+ * The gate's outcome rules (docs/CONTRACT.md#states-and-gate-rules) over one voice's index record. Pure, so the KV fast path
  * and the VoiceGate object judge with the same code. A licence counts while it is active, not past
  * `expires_at`, and issued to this platform; a `license_token`, when given, must be one of those.
  */

@@ -8,7 +8,7 @@ import { countInWindow, type RateWindow } from '../gate/rate-window.js';
 const MEMORY_MAX_ENTRIES = 10_000;
 
 /**
- * Pending audit records (DESIGN section 5), one shard of several. A record is written here before
+ * Pending audit records (docs/CONTRACT.md#audit-chain), one shard of several. A record is written here before
  * the gate answers and stays until the origin acknowledges it, so nothing is lost between planes.
  *
  * The shard is also the home of a set of callers (gate/callers.ts `homeOf`): it counts their rate

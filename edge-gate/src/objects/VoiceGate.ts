@@ -23,7 +23,7 @@ interface IssuedToken {
 }
 
 /**
- * The authoritative consent and licence state of a voice as the origin pushes it (DESIGN section 3),
+ * The authoritative consent and licence state of a voice as the origin pushes it (docs/ARCHITECTURE.md#consistency),
  * in two roles (objects/voice-gate-client.ts names them):
  *
  * - the voice's **home** (one per voice) takes the index updates, hands each to the voice's open

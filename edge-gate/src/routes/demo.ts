@@ -88,7 +88,7 @@ function productionResponses(config: EdgeConfig, voiceId: string, newId: () => s
 }
 
 /**
- * The public demo (spec 2.6, 4.8): an example request, the answer the gate gives it (a made-up
+ * The public demo (docs/CONTRACT.md#the-demo): an example request, the answer the gate gives it (a made-up
  * voice has no registry record) and every possible outcome, in the deployed variant's schema.
  * Check ids here are examples; demo calls are not audited.
  */

@@ -32,7 +32,7 @@ function refuseMisaddressedVoices(updates: SyncUpdate[]): void {
   if (errors.length) throw new ProblemError('validation_failed', 'The request body is invalid.', { errors });
 }
 
-/** Origin -> edge index sync (DESIGN section 3): signature first, then the batch, version-ordered. */
+/** Origin -> edge index sync (docs/ARCHITECTURE.md#consistency): signature first, then the batch, version-ordered. */
 export function mountInternalSync(mounts: MountRecord) {
   mounts.serve(contract, internalBodyLimit, async (c) => {
     const raw = await c.req.text();

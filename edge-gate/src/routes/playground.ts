@@ -10,7 +10,7 @@ function page(c: Context<AppEnv>, body: string, contentType: string) {
   return c.body(body, 200, { ...PAGE_SECURITY_HEADERS, 'content-type': contentType });
 }
 
-/** GET /playground and its two assets (DESIGN section 9): public, same-origin, no inline code. */
+/** GET /playground and its two assets (docs/CONTRACT.md#closing-the-loop-receipts-pages): public, same-origin, no inline code. */
 export function mountPlayground(mounts: MountRecord) {
   const { page: html, script: js, style: css } = playgroundPageRoutes;
   mounts.serve(html, (c) => page(c, renderPlayground(new URL(c.req.url).origin), html.success.contentType!));

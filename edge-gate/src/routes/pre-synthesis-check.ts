@@ -11,7 +11,7 @@ import { applyRateDecision } from '../http/rate-limit-headers.js';
 const contract = edgeRoutes.preSynthesisCheck;
 
 /**
- * The consent gate (spec 2.4, 2.5, 3): parse, authorize, admit and decide (admission/gate-check.ts),
+ * The consent gate (docs/CONTRACT.md#gate-request, docs/CONTRACT.md#gate-results, docs/CONTRACT.md#states-and-gate-rules): parse, authorize, admit and decide (admission/gate-check.ts),
  * shape the answer of the deployed variant.
  */
 export function mountPreSynthesisCheck(mounts: MountRecord) {

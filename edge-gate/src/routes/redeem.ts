@@ -21,7 +21,7 @@ const REFUSALS: Record<Exclude<Redemption, 'redeemed'>, () => ProblemError> = {
 };
 
 /**
- * Single-use redemption (DESIGN section 4): the signature and expiry are checked here, the one
+ * Single-use redemption (docs/CONTRACT.md#authorization-tokens): the signature and expiry are checked here, the one
  * use inside the voice's VoiceGate object. Redemptions and refused repeats are audited.
  */
 export function mountRedeem(mounts: MountRecord) {

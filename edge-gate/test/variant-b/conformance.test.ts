@@ -22,7 +22,7 @@ import {
 
 /**
  * Spec conformance of a Variant B deployment (GATE_VARIANT=B in this project's bindings): every
- * Variant B row of spec 2.5, 2.6, 5.4, 7 and 8, through real HTTP into the Worker.
+ * Variant B row of docs/CONTRACT.md#gate-results, docs/CONTRACT.md#the-demo, docs/CONTRACT.md#authentication, docs/CONTRACT.md#errors, docs/CONTRACT.md#limits, through real HTTP into the Worker.
  */
 
 const DEMO_PATH = '/api/v1/protect/demo/pre-synthesis-check';
@@ -48,7 +48,7 @@ const tally = (statuses: number[]) => ({
   limited: statuses.filter((status) => status === 429).length,
 });
 
-describe('spec 2.5: results in the Variant B schema', () => {
+describe('docs/CONTRACT.md#gate-results: results in the Variant B schema', () => {
   it('approved: approval_token is the only token field, with no deprecation headers', async () => {
     const platform = uniqueName('Public Platform');
     const { voiceId } = await licensedVoice(platform, ['music']);
@@ -127,7 +127,7 @@ describe('spec 2.5: results in the Variant B schema', () => {
   });
 });
 
-describe('spec 2.6: the demo in the Variant B schema', () => {
+describe('docs/CONTRACT.md#the-demo: the demo in the Variant B schema', () => {
   it('answers without credentials: no decision or statuses, an authorization_denied flag, three outcomes', async () => {
     const response = await SELF.fetch(`${EDGE}${DEMO_PATH}`, { headers: anonymous() });
     expect(response.status).toBe(200);
@@ -155,7 +155,7 @@ describe('spec 2.6: the demo in the Variant B schema', () => {
   });
 });
 
-describe('spec 5.4: a public gate; credentials raise its limit and enable full audit logging', () => {
+describe('docs/CONTRACT.md#authentication: a public gate; credentials raise its limit and enable full audit logging', () => {
   let jwks: MockInstance;
   beforeEach(async () => {
     jwks = await serveOriginJwks();
@@ -216,7 +216,7 @@ describe('spec 5.4: a public gate; credentials raise its limit and enable full a
   });
 });
 
-describe('spec 7: errors of the pre-synthesis check in Variant B', () => {
+describe('docs/CONTRACT.md#errors: errors of the pre-synthesis check in Variant B', () => {
   it('401 is Variant A only: no credential is never refused', async () => {
     const response = await gateCheck({ voice_id: crypto.randomUUID(), platform_name: 'Anyone', intended_use: 'podcast' }, {});
     expect(response.status).toBe(200);
@@ -261,7 +261,7 @@ describe('spec 7: errors of the pre-synthesis check in Variant B', () => {
   });
 });
 
-describe('spec 8: limits of a Variant B deployment', () => {
+describe('docs/CONTRACT.md#limits: limits of a Variant B deployment', () => {
   it('allows 100 unauthenticated gate requests per hour per IP, then 429 with Retry-After and RateLimit headers', async () => {
     await startWithinOneWindow(3600, 30);
     const ip = uniqueIp();

@@ -15,7 +15,7 @@ import {
 } from '../gate-properties-support.js';
 
 /**
- * Spec part 3 as properties on a Variant B deployment (public gate, `approval_token` only): the
+ * docs/CONTRACT.md#states-and-gate-rules as properties on a Variant B deployment (public gate, `approval_token` only): the
  * same reference model and scenarios as gate-properties.test.ts, with anonymous callers (one
  * client address per run) and platform keys. Each run is a batch of 1 to 4 scenarios sent at once.
  * VITE_FC_SEED=<seed> VITE_FC_PATH=<path> replays a failure.

@@ -344,4 +344,57 @@ describe('GET /audit-log', () => {
     expect(response.statusCode).toBe(422);
     expect(response.json().errors).toEqual([{ field: 'query.cursor', message: 'unknown cursor' }]);
   });
+
+  it('reads in decided_at order on request, paged and bounded on decided_at, while seq follows the appending', async () => {
+    const voiceId = randomUUID();
+    const at = (minutes: number) => new Date(Date.parse('2026-03-01T12:00:00.000Z') + minutes * 60_000).toISOString();
+    // Appended in this order, as the edge's collector can deliver them: decided late, early, in between, tied.
+    const decided = [at(30), at(10), at(20), at(10), at(40)];
+    for (const decided_at of decided) await chain([gateRecord({ voice_id: voiceId, decided_at })]);
+
+    const read = async (query: string) => {
+      const response = await get(`/api/v1/protect/audit-log?voice_id=${voiceId}&${query}`);
+      expect(response.statusCode).toBe(200);
+      return auditLogPageSchema.parse(response.json());
+    };
+    const bySeq = (await read('limit=10')).entries;
+    expect(bySeq.map((entry) => entry.decided_at)).toEqual(decided);
+    expect(bySeq.map((entry) => entry.seq)).toEqual([...bySeq.map((entry) => entry.seq)].sort((a, b) => a - b));
+    // recorded_at never precedes decided_at, and does not decrease with seq.
+    for (const [i, entry] of bySeq.entries()) {
+      expect(entry.recorded_at >= entry.decided_at).toBe(true);
+      if (i > 0) expect(entry.recorded_at >= bySeq[i - 1]!.recorded_at).toBe(true);
+    }
+
+    // Two at a time in decided_at order: the tie at 12:10 is broken by seq, and no entry is seen twice.
+    const seen: { decided_at: string; seq: number }[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await read(`order=decided_at&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      seen.push(...page.entries);
+      cursor = page.next_cursor;
+    } while (cursor);
+    expect(seen.map((entry) => entry.decided_at)).toEqual([at(10), at(10), at(20), at(30), at(40)]);
+    expect(seen[0]!.seq).toBeLessThan(seen[1]!.seq);
+
+    // from/to bound decided_at in this order (recorded_at, now, would hold none of these entries).
+    const window = await read(`order=decided_at&from=${encodeURIComponent(at(15))}&to=${encodeURIComponent(at(30))}`);
+    expect(window.entries.map((entry) => entry.decided_at)).toEqual([at(20), at(30)]);
+
+    // A cursor continues the order it was issued for only.
+    const seqCursor = (await read('limit=1')).next_cursor!;
+    const crossed = await get(`/api/v1/protect/audit-log?voice_id=${voiceId}&order=decided_at&cursor=${seqCursor}`);
+    expect(crossed.statusCode).toBe(422);
+    expect((await get(`/api/v1/protect/audit-log?order=recorded_at`)).statusCode).toBe(422);
+  });
+
+  it('says in its API description how seq, decided_at and recorded_at relate, and offers the decided_at order', async () => {
+    const document = (await get('/openapi.json', {})).json();
+    const entry = document.components.schemas.AuditEntry.properties;
+    expect(entry.seq.description).toMatch(/recorded_at/);
+    expect(entry.decided_at.description).toMatch(/later `seq` can carry an earlier `decided_at`/);
+    expect(entry.recorded_at.description).toMatch(/never before `decided_at`/);
+    const order = document.paths['/api/v1/protect/audit-log'].get.parameters.find((p: { name: string }) => p.name === 'order');
+    expect(order.schema.enum).toEqual(['seq', 'decided_at']);
+  });
 });

@@ -64,9 +64,9 @@ describe('migration 0007: the chain stored as canonical JSON', () => {
       checkpoints: await createCheckpointSigner(await generateSigningJwk('migration-test')),
     });
     expect(await audit.verify()).toEqual({ valid: true, entries: 300, head_hash: entries.at(-1)!.entry_hash, first_invalid_seq: null });
-    const listed = await audit.list({ kind: 'admin' }, { limit: 500 });
+    const listed = await audit.list({ kind: 'admin' }, { order: 'seq', limit: 500 });
     expect(listed.entries).toEqual(entries);
     const withVoice = entries.find((entry) => entry.voice_id !== null)!;
-    expect((await audit.list({ kind: 'admin' }, { voice_id: withVoice.voice_id!, limit: 10 })).entries).toEqual([withVoice]);
+    expect((await audit.list({ kind: 'admin' }, { voice_id: withVoice.voice_id!, order: 'seq', limit: 10 })).entries).toEqual([withVoice]);
   });
 });

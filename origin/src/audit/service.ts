@@ -1,4 +1,4 @@
-import { type ChainLink, type ChainVerdict, GENESIS_HASH, ProblemError, verifyChainLinks } from '@vip/shared-schema';
+import { type AuditOrder, type ChainLink, type ChainVerdict, GENESIS_HASH, ProblemError, verifyChainLinks } from '@vip/shared-schema';
 import type { Database } from '../db/client.js';
 import type { Clock } from '../runtime.js';
 import { appendPendingBatch } from './appender.js';
@@ -21,6 +21,7 @@ export interface AuditLogQuery {
   decision?: string;
   from?: string;
   to?: string;
+  order: AuditOrder;
   cursor?: string;
   limit: number;
 }
@@ -52,7 +53,7 @@ export class AuditService {
   }
 
   async list(reader: store.AuditReader, query: AuditLogQuery) {
-    const afterSeq = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, query.order);
     const rows = await store.listEntries(
       this.deps.db,
       reader,
@@ -63,12 +64,14 @@ export class AuditService {
         decision: query.decision,
         from: query.from ? new Date(query.from) : undefined,
         to: query.to ? new Date(query.to) : undefined,
-        afterSeq,
       },
+      query.order,
+      after,
       query.limit + 1,
     );
     const page = rows.slice(0, query.limit);
-    const next = rows.length > query.limit ? encodeCursor(page[page.length - 1]!.seq) : null;
+    const last = page[page.length - 1];
+    const next = rows.length > query.limit && last ? encodeCursor(query.order, last) : null;
     return { entries: page.map(storedToEntry), next_cursor: next };
   }
 
@@ -211,15 +214,24 @@ const toCheckpoint = (row: store.CheckpointRow) => ({
   signature: row.signature,
 });
 
-/** Opaque to callers: the seq of the last entry of the previous page. */
-const encodeCursor = (seq: number) => Buffer.from(`seq:${seq}`).toString('base64url');
+/** Opaque to callers: the position of the last entry of the previous page, in the order it was read in. */
+function encodeCursor(order: AuditOrder, last: { seq: number; decidedAt: string }): string {
+  const text = order === 'seq' ? `seq:${last.seq}` : `decided_at:${last.decidedAt}|${last.seq}`;
+  return Buffer.from(text).toString('base64url');
+}
 
-function decodeCursor(cursor: string): number {
-  const match = /^seq:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString());
+const CURSORS: Record<AuditOrder, RegExp> = {
+  seq: /^seq:(\d{1,15})$/,
+  decided_at: /^decided_at:(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\|(\d{1,15})$/,
+};
+
+/** A cursor continues the order it was issued for; one of the other order, or not ours, is a 422. */
+function decodeCursor(cursor: string, order: AuditOrder): store.AuditPosition {
+  const match = CURSORS[order].exec(Buffer.from(cursor, 'base64url').toString());
   if (!match) {
-    throw new ProblemError('validation_failed', 'The cursor is not one this API issued.', {
+    throw new ProblemError('validation_failed', `The cursor is not one this API issued for order=${order}.`, {
       errors: [{ field: 'query.cursor', message: 'unknown cursor' }],
     });
   }
-  return Number(match[1]);
+  return order === 'seq' ? { order, seq: Number(match[1]) } : { order, decidedAt: match[1]!, seq: Number(match[2]) };
 }

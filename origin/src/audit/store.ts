@@ -1,4 +1,4 @@
-import { type AuditRecord, GENESIS_HASH } from '@vip/shared-schema';
+import { type AuditOrder, type AuditRecord, GENESIS_HASH } from '@vip/shared-schema';
 import { and, asc, desc, eq, getTableColumns, getTableName, gt, gte, inArray, lte, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { auditCheckpoints, auditEntries, auditPending, voices } from '../db/schema.js';
@@ -83,10 +83,13 @@ export interface AuditFilter {
   voiceId?: string;
   platformName?: string;
   decision?: string;
+  /** Bounds on the order's time (`recorded_at` for seq order, `decided_at` for decided_at order), inclusive. */
   from?: Date;
   to?: Date;
-  afterSeq?: number;
 }
+
+/** Where a page starts: after this entry, in the order it was read in. */
+export type AuditPosition = { order: 'seq'; seq: number } | { order: 'decided_at'; decidedAt: string; seq: number };
 
 /** Where the fields visibility depends on are read: a chained entry's columns, or a queued record's JSON. */
 interface VisibilityFields {
@@ -128,24 +131,31 @@ export function listEntries(
   db: Executor,
   reader: AuditReader,
   filter: AuditFilter,
+  order: AuditOrder,
+  after: AuditPosition | undefined,
   limit: number,
-): Promise<(StoredEntry & { seq: number })[]> {
+): Promise<(StoredEntry & { seq: number; decidedAt: string })[]> {
+  // Both times are ISO text of one fixed form, which sorts in time order.
+  const time = order === 'seq' ? auditEntries.recordedAt : auditEntries.decidedAt;
   const conditions = [
     visibleTo(reader),
     filter.checkId ? eq(auditEntries.checkId, filter.checkId) : undefined,
     filter.voiceId ? eq(auditEntries.voiceId, filter.voiceId) : undefined,
     filter.platformName ? eq(auditEntries.platformName, filter.platformName) : undefined,
     filter.decision ? eq(auditEntries.decision, filter.decision) : undefined,
-    // recorded_at is ISO text of one fixed form, which sorts in time order.
-    filter.from ? gte(auditEntries.recordedAt, filter.from.toISOString()) : undefined,
-    filter.to ? lte(auditEntries.recordedAt, filter.to.toISOString()) : undefined,
-    filter.afterSeq !== undefined ? gt(auditEntries.seq, filter.afterSeq) : undefined,
+    filter.from ? gte(time, filter.from.toISOString()) : undefined,
+    filter.to ? lte(time, filter.to.toISOString()) : undefined,
+    after === undefined
+      ? undefined
+      : after.order === 'seq'
+        ? gt(auditEntries.seq, after.seq)
+        : sql`(${auditEntries.decidedAt}, ${auditEntries.seq}) > (${after.decidedAt}, ${after.seq})`,
   ];
   return db
-    .select(storedFields)
+    .select({ ...storedFields, decidedAt: auditEntries.decidedAt })
     .from(auditEntries)
     .where(and(...conditions))
-    .orderBy(asc(auditEntries.seq))
+    .orderBy(...(order === 'seq' ? [asc(auditEntries.seq)] : [asc(auditEntries.decidedAt), asc(auditEntries.seq)]))
     .limit(limit);
 }
 

@@ -116,7 +116,7 @@ export class TransparencyLog {
    */
   async receipt(reader: store.AuditReader, checkId: string) {
     const { db } = this.deps;
-    const [entry] = await store.listEntries(db, reader, { checkId }, 1);
+    const [entry] = await store.listEntries(db, reader, { checkId }, 'seq', undefined, 1);
     if (!entry) {
       if (await store.pendingVisibleTo(db, reader, checkId)) throw receiptPending('The decision is queued for the audit chain.');
       throw new ProblemError('not_found', 'No audit entry with this check_id is visible to this caller.');

@@ -115,11 +115,7 @@ export class AuthService {
       await store.recordLoginFailure(db, [subjects.account, subjects.ip], now, windowStart);
       throw new ProblemError('invalid_credentials', 'The current password is wrong.');
     }
-    const passwordHash = await hasher.hash(newPassword);
-    await db.transaction(async (tx) => {
-      await store.setUserPassword(tx, user.id, passwordHash);
-      await store.revokeUserRefreshTokens(tx, user.id, now);
-    });
+    await store.replacePassword(db, user.id, await hasher.hash(newPassword), now);
     return this.openSession(user, runtime.newId());
   }
 

@@ -1,6 +1,6 @@
 import type { UserRole } from '@vip/shared-schema';
 import { and, count, eq, gte, inArray, isNull, lt, min } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
+import type { Database, Executor } from '../db/client.js';
 import { loginFailures, refreshTokens, users } from '../db/schema.js';
 
 export type UserRow = typeof users.$inferSelect;
@@ -82,6 +82,17 @@ export async function clearLoginFailures(db: Executor, subject: string): Promise
 
 export async function setUserPassword(db: Executor, id: string, passwordHash: string): Promise<void> {
   await db.update(users).set({ passwordHash }).where(eq(users.id, id));
+}
+
+/**
+ * A new password for the account, and every session ended (a change by the owner, or a reset by an
+ * operator): whoever held a refresh token must sign in with the new password.
+ */
+export async function replacePassword(db: Database, userId: string, passwordHash: string, now: Date): Promise<void> {
+  await db.transaction(async (tx) => {
+    await setUserPassword(tx, userId, passwordHash);
+    await revokeUserRefreshTokens(tx, userId, now);
+  });
 }
 
 /** Every live refresh token of the account: all its sessions end at their next refresh. */

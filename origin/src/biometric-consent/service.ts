@@ -1,6 +1,7 @@
 import type { grantConsentRequestSchema } from '@vip/shared-schema';
-import { ProblemError } from '@vip/shared-schema';
+import { type AuditRecord, ProblemError } from '@vip/shared-schema';
 import type { z } from 'zod';
+import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
 import type { Runtime } from '../runtime.js';
@@ -14,14 +15,23 @@ export interface BiometricConsentServiceDeps {
 export class BiometricConsentService {
   constructor(private readonly deps: BiometricConsentServiceDeps) {}
 
+  /**
+   * Records the consent and its audit entry together. The entry's `check_id` is the consent's id, so
+   * an owner (or an administrator) finds in the audit log when which statement was accepted.
+   */
   async grant(principal: Principal, request: z.output<typeof grantConsentRequestSchema>) {
     const { db, runtime } = this.deps;
-    const row = await store.insertConsent(db, {
-      id: runtime.newId(),
-      ownerId: principal.userId,
-      type: request.type,
-      statementVersion: request.statement_version,
-      grantedAt: runtime.clock.now(),
+    const now = runtime.clock.now();
+    const row = await db.transaction(async (tx) => {
+      const consent = await store.insertConsent(tx, {
+        id: runtime.newId(),
+        ownerId: principal.userId,
+        type: request.type,
+        statementVersion: request.statement_version,
+        grantedAt: now,
+      });
+      await queueAuditRecords(tx, [consentAuditRecord(consent, principal)], now);
+      return consent;
     });
     return {
       consent_id: row.id,
@@ -30,6 +40,26 @@ export class BiometricConsentService {
       granted_at: row.grantedAt.toISOString(),
     };
   }
+}
+
+function consentAuditRecord(consent: store.ConsentRow, principal: Principal): AuditRecord {
+  return {
+    check_id: consent.id,
+    kind: 'biometric_consent.granted',
+    decided_at: consent.grantedAt.toISOString(),
+    // No voice yet: the consent is spent by the enrollment that uses it.
+    voice_id: null,
+    platform_name: null,
+    intended_use: null,
+    decision: null,
+    action: 'granted',
+    reason: `statement_version ${consent.statementVersion}`,
+    license_status: null,
+    consent_status: null,
+    caller_type: 'user',
+    caller_id: principal.userId,
+    token_jti: null,
+  };
 }
 
 /**

@@ -4,7 +4,7 @@ import { addRoute, type RouteKit } from '../http/routes.js';
 import { script, style } from './assets.generated.js';
 import { consolePage } from './page.js';
 
-/** GET /console and its two assets (DESIGN section 9): public, same-origin, no inline code, strict CSP. */
+/** GET /console and its two assets (docs/CONTRACT.md#closing-the-loop-receipts-pages): public, same-origin, no inline code, strict CSP. */
 export function registerConsoleRoutes({ app, registry }: RouteKit): void {
   // A scope of its own, so the page headers go with these three answers only.
   app.register(async (scope) => {

@@ -13,7 +13,7 @@ export interface DetectionServiceDeps {
   runtime: Runtime;
   /** Absent in processes that serve no audio (tests of other domains): compare answers 503. */
   engine?: VoiceprintEngine;
-  /** Variant B (spec 6.2): a platform's comparison that matches an enrolled voice emits `voice.detected`. */
+  /** Variant B (docs/CONTRACT.md#events): a platform's comparison that matches an enrolled voice emits `voice.detected`. */
   reportDetections: boolean;
 }
 
@@ -38,13 +38,13 @@ export class DetectionService {
     let second: TaggedEmbedding & { speechSeconds: number };
     let condition: 'sample_vs_sample' | 'sample_vs_enrolled';
     if (audio2) {
-      [first, second] = await Promise.all([engine.embedFile(audio1), engine.embedFile(audio2)]);
+      [first, second] = await Promise.all([engine.embedFile(audio1.bytes), engine.embedFile(audio2.bytes)]);
       condition = 'sample_vs_sample';
     } else {
       if (caller.kind !== 'user') throw formProblem('voice_id', "only a voice's owner may compare with it");
       // Looked up before any audio is processed: a wrong id costs nothing.
       second = await this.enrolledEmbedding(caller.userId, voiceId!);
-      first = await engine.embedFile(audio1);
+      first = await engine.embedFile(audio1.bytes);
       condition = 'sample_vs_enrolled';
     }
     const similarity = engine.cosine(first, second);

@@ -8,7 +8,7 @@ export interface NewEvent {
   ownerId: string | null;
   /** Set for an event about a platform's own licence or request: it goes to that platform's endpoints only. */
   platformName?: string | null;
-  /** Event-specific fields; `event`, `voice_id` and `timestamp` (spec 2.8) are added here. */
+  /** Event-specific fields; `event`, `voice_id` and `timestamp` (docs/CONTRACT.md#webhook-deliveries) are added here. */
   fields?: Record<string, unknown>;
 }
 

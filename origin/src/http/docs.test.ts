@@ -49,11 +49,44 @@ describe('GET /', () => {
 });
 
 describe('GET /docs', () => {
-  it('is an HTML page naming the routes', async () => {
+  it('is a page for the renderer, with no inline code, whose assets are served from the installed packages', async () => {
     const response = await origin.app.inject({ method: 'GET', url: '/docs' });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toContain('text/html');
-    expect(response.body).toMatch(/^<!doctype html>/);
-    expect(response.body).toContain('/api/v1/auth/login');
+    const csp = String(response.headers['content-security-policy']);
+    expect(csp).toContain("script-src 'self';");
+    expect(csp).not.toContain('unsafe');
+    const html = response.body;
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/\sstyle=|<style/);
+    expect(html).toContain('data-openapi="/openapi.json"');
+    const assets = [...html.matchAll(/(?:src|href)="(\/docs\/assets\/[^"]+)"/g)].map((match) => match[1]!);
+    expect(assets.sort()).toEqual([
+      '/docs/assets/docs.css',
+      '/docs/assets/docs.js',
+      '/docs/assets/swagger-ui-bundle.js',
+      '/docs/assets/swagger-ui.css',
+    ]);
+    for (const asset of assets) {
+      const served = await origin.app.inject({ method: 'GET', url: asset });
+      expect(served.statusCode).toBe(200);
+      expect(served.headers['content-type']).toMatch(asset.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
+      // The edge's page loads these from the origin.
+      expect(served.headers['cross-origin-resource-policy']).toBe('cross-origin');
+    }
+    const renderer = await origin.app.inject({ method: 'GET', url: '/docs/assets/swagger-ui-bundle.js' });
+    expect(renderer.body).toContain('SwaggerUIBundle');
+  });
+
+  it('renders from a document whose operations carry their fields, enums and problem codes, with contents in Markdown', async () => {
+    const document = (await origin.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const enroll = document.paths['/api/v1/voices/enroll'].post;
+    expect(Object.keys(enroll.requestBody.content['multipart/form-data'].schema.properties)).toEqual(
+      expect.arrayContaining(['audio', 'name', 'consent_id']),
+    );
+    expect(enroll.responses['422'].description).toContain('- `too_short`: ');
+    expect(document.info.description).toContain('<a href="#operations-tag-voices">voices</a>');
+    expect(document.info.description).toMatch(/\| `identity_conflict` \| 409 \|/);
   });
 });

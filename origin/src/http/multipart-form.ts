@@ -7,9 +7,28 @@ export interface FormSpec {
   fields: readonly string[];
 }
 
+/** One uploaded file: its bytes and the name it was uploaded under, which answers about it use. */
+export interface UploadedFile {
+  filename: string;
+  bytes: Uint8Array;
+}
+
 export interface MultipartForm {
-  files: Map<string, Uint8Array[]>;
+  files: Map<string, UploadedFile[]>;
   fields: Map<string, string>;
+}
+
+/** Longest upload name kept; a longer one is cut (it is only ever shown back to the uploader). */
+const MAX_FILENAME_LENGTH = 255;
+
+/**
+ * The name a file was uploaded under, as answers show it: the last path segment, without control
+ * characters, at most 255 characters; `audio 2` (field and position) when the client sent none.
+ */
+export function uploadName(filename: string | undefined, field: string, position: number): string {
+  const printable = [...(filename ?? '')].filter((ch) => ch.charCodeAt(0) >= 0x20 && ch !== '\u007f').join('');
+  const clean = (printable.split(/[\\/]/).at(-1) ?? '').trim().slice(0, MAX_FILENAME_LENGTH);
+  return clean || `${field} ${position}`;
 }
 
 /** Text fields are ids and names; a longer value is a mistake, not a name. */
@@ -38,7 +57,7 @@ export async function readMultipartForm(request: FastifyRequest, spec: FormSpec)
         if (!fileSpec) throw fieldError(spec.fields.includes(part.fieldname) ? 'must be text, not a file' : 'unknown field');
         const files = form.files.get(part.fieldname) ?? [];
         if (files.length >= fileSpec.maxCount) throw fieldError(`at most ${fileSpec.maxCount} file(s)`);
-        files.push(new Uint8Array(await part.toBuffer()));
+        files.push({ filename: uploadName(part.filename, part.fieldname, files.length + 1), bytes: new Uint8Array(await part.toBuffer()) });
         form.files.set(part.fieldname, files);
       } else {
         if (spec.files[part.fieldname]) throw fieldError('must be a file upload, not text');

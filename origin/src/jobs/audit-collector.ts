@@ -26,7 +26,7 @@ export interface AuditCollectorOptions {
 }
 
 /**
- * Collects the edge's stored decisions (DESIGN section 5). Each round acknowledges the check_ids
+ * Collects the edge's stored decisions (docs/CONTRACT.md#audit-chain). Each round acknowledges the check_ids
  * the previous round committed to audit_pending and fetches the next records; an ack is only ever
  * sent after the queue insert committed, so a crash re-fetches instead of losing. Everything is
  * idempotent by check_id: a batch pulled twice (ack lost) queues nothing new and emits no second event.
@@ -103,7 +103,7 @@ export class AuditCollector {
   }
 }
 
-/** Spec 6.2: `pre_synthesis.blocked` on every hard block, for the voice owner's subscriptions. */
+/** docs/CONTRACT.md#events: `pre_synthesis.blocked` on every hard block, for the voice owner's subscriptions. */
 async function emitBlockedEvents(tx: Executor, denials: AuditRecord[]): Promise<void> {
   if (denials.length === 0) return;
   const voiceIds = [...new Set(denials.flatMap((record) => (record.voice_id ? [record.voice_id.toLowerCase()] : [])))];

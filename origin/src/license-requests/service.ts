@@ -37,7 +37,7 @@ interface NewRequest {
 const notFound = () => new ProblemError('not_found', 'No such licence request.');
 
 /**
- * Licence requests (DESIGN section 9): a platform asks, the voice's owner approves (the licence is
+ * Licence requests (docs/CONTRACT.md#closing-the-loop-receipts-pages): a platform asks, the voice's owner approves (the licence is
  * made by LicenseService.grantLicense, as `POST …/licenses` makes it) or declines. Every step
  * commits with its event and audit record; the platform learns the outcome from its webhooks or by
  * reading its request. A withdrawn consent or a deleted voice closes what is pending.

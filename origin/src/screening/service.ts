@@ -38,7 +38,7 @@ interface ScoredMatch {
 }
 
 /**
- * Screening (DESIGN section 9): which protected voices a recording is. A 1:N search over the
+ * Screening (docs/CONTRACT.md#closing-the-loop-receipts-pages): which protected voices a recording is. A 1:N search over the
  * enrolled voices at the model's calibrated sample-vs-enrolled search point, answering only the
  * voices at or above it (nothing about the others). The recording and its embedding live only in
  * this call; the audit entry holds the embedding's hash and the matches.
@@ -67,13 +67,13 @@ export class ScreeningService {
     if (!audio) throw formProblem('audio', 'an audio file is required');
     if (!engine) throw new ProblemError('unavailable', 'This process has no voiceprint engine.');
 
-    const sample = await engine.embedFile(audio);
+    const sample = await engine.embedFile(audio.bytes);
     const checkId = runtime.newId();
     const now = runtime.clock.now();
     const matches = await db.transaction(async (tx) => {
       const scored = await this.matchesOf(tx, engine, sample, platformName, now);
       for (const match of scored.filter((each) => !each.licensed)) {
-        // Spec 6.2: the owner learns which platform holds a recording of the voice; the recording is not kept.
+        // docs/CONTRACT.md#events: the owner learns which platform holds a recording of the voice; the recording is not kept.
         const fields = {
           owner_id: match.voice.ownerId,
           platform: platformName,

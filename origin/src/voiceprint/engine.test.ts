@@ -218,7 +218,7 @@ describe('voiceprint engine', () => {
         expect((await problemOf(engine.embedMany([speech('c')]))).code).toBe('too_short');
         const withBadFile = await problemOf(engine.embedMany([speech('b'), new Uint8Array(10)]));
         expect(withBadFile.code).toBe('unsupported_format');
-        expect(withBadFile.message).toMatch(/^File 2: /);
+        expect(withBadFile.message).toMatch(/^\(file 2 of 2\): /);
       },
       ENGINE_TEST_TIMEOUT_MS,
     );

@@ -54,8 +54,11 @@ export interface VoiceprintEngine {
   /** Files being processed and files waiting, for health checks. */
   load(): { running: number; queued: number };
   embedFile(bytes: Uint8Array): Promise<EmbedFileResult>;
-  /** One enrollment from several files; needs `enrollMinSpeechSeconds` of speech in total. */
-  embedMany(files: Uint8Array[]): Promise<EnrollmentResult>;
+  /**
+   * One enrollment from several files; needs `enrollMinSpeechSeconds` of speech in total. A file's
+   * problem names it by `names[i]` (the upload's filename) and its position.
+   */
+  embedMany(files: readonly Uint8Array[], names?: readonly string[]): Promise<EnrollmentResult>;
   cosine(a: TaggedEmbedding, b: TaggedEmbedding): number;
   embeddingHash(embedding: Float32Array, model: string): string;
   /** The cosine thresholds of a model, per trial condition and use. */
@@ -118,14 +121,16 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
     backend: pool.backend!,
     load: () => pool.load,
     embedFile: (bytes) => pool.run(bytes),
-    async embedMany(files) {
+    async embedMany(files, names = []) {
       if (files.length === 0) throw new ProblemError('empty_audio', 'No audio file was given.');
       pool.reserve(files.length);
       const results = await Promise.all(
         files.map((bytes, index) =>
           pool.run(bytes).catch((error: unknown) => {
-            if (error instanceof ProblemError && files.length > 1) {
-              throw new ProblemError(error.code, `File ${index + 1}: ${error.message}`, { headers: error.headers });
+            if (error instanceof ProblemError) {
+              const name = names[index] === undefined ? '' : `${JSON.stringify(names[index])} `;
+              const label = `${name}(file ${index + 1} of ${files.length})`;
+              throw new ProblemError(error.code, `${label}: ${error.message}`, { headers: error.headers });
             }
             throw error;
           }),

@@ -1,15 +1,27 @@
 import type { AuditRecord } from '@vip/shared-schema';
 import type { Principal } from '../auth/guard.js';
 
-/** The audit record of a refused enrollment (on the matched voice) or of an erasure. */
+type VoiceAuditKind = 'enrollment.completed' | 'enrollment.refused' | 'voice.deleted';
+
+const OUTCOMES: Record<VoiceAuditKind, Pick<AuditRecord, 'decision' | 'action'>> = {
+  'enrollment.completed': { decision: 'allow', action: 'enrolled' },
+  'enrollment.refused': { decision: 'deny', action: 'refused' },
+  'voice.deleted': { decision: null, action: 'deleted' },
+};
+
+/**
+ * The audit record of an owner's act on a voice: an enrollment (on the new voice; `reason`
+ * `pending_review` when it is held), a refused enrollment (on the matched voice, `reason`
+ * `identity_conflict`), or an erasure.
+ */
 export function voiceAuditRecord(
-  kind: 'enrollment.refused' | 'voice.deleted',
+  kind: VoiceAuditKind,
   voiceId: string,
   principal: Principal,
   now: Date,
   checkId: string,
+  reason: string | null = null,
 ): AuditRecord {
-  const refused = kind === 'enrollment.refused';
   return {
     check_id: checkId,
     kind,
@@ -17,9 +29,8 @@ export function voiceAuditRecord(
     voice_id: voiceId,
     platform_name: null,
     intended_use: null,
-    decision: refused ? 'deny' : null,
-    action: refused ? 'refused' : 'deleted',
-    reason: refused ? 'identity_conflict' : null,
+    ...OUTCOMES[kind],
+    reason,
     license_status: null,
     consent_status: null,
     caller_type: 'user',

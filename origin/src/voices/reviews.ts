@@ -21,7 +21,7 @@ import { eraseVoice } from './erase.js';
 import * as store from './store.js';
 
 /**
- * The identity-conflict review band (DESIGN section 7): an enrollment whose nearest voice of another
+ * The identity-conflict review band (docs/ARCHITECTURE.md#voiceprints): an enrollment whose nearest voice of another
  * owner lies between the review and the strict point is stored as `pending_review`. It answers
  * blocked/no_consent at the gate and can get neither synthesis consent nor licences (409
  * `voice_under_review`) until an administrator clears it; a rejection erases it as DELETE does.

@@ -16,7 +16,7 @@ import type { VoiceRow } from '../db/schema.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
-import type { MultipartForm } from '../http/multipart-form.js';
+import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
 import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../registry/voice-index/access.js';
 import { publishVoiceIndex } from '../registry/voice-index/publish.js';
 import type { Runtime } from '../runtime.js';
@@ -34,7 +34,7 @@ export interface VoiceServiceDeps {
   engine?: VoiceprintEngine;
 }
 
-function audioFilesOf(form: MultipartForm): Uint8Array[] {
+function audioFilesOf(form: MultipartForm): UploadedFile[] {
   const files = form.files.get('audio') ?? [];
   if (files.length === 0) {
     throw new ProblemError('validation_failed', 'The multipart form is invalid.', {
@@ -63,7 +63,7 @@ export class VoiceService {
     usableConsent(await consents.findConsent(db, consentId), principal.userId);
 
     const enrollment = await this.embedForEnrollment(engine, principal.userId, name, files);
-    const quality = summarizeQuality(enrollment.files);
+    const quality = summarizeQuality(enrollment.files, files);
     const now = runtime.clock.now();
     const outcome = await db.transaction(async (tx): Promise<EnrollOutcome> => {
       await store.serializeEnrollments(tx, enrollment.model);
@@ -109,7 +109,7 @@ export class VoiceService {
     refuseWhileHeld(before, 'a new voiceprint');
 
     const enrollment = await this.embedForEnrollment(engine, before.ownerId, before.name, files);
-    const quality = summarizeQuality(enrollment.files);
+    const quality = summarizeQuality(enrollment.files, files);
     const now = runtime.clock.now();
     const outcome = await db.transaction(async (tx): Promise<EnrollOutcome> => {
       await store.serializeEnrollments(tx, enrollment.model);
@@ -208,6 +208,9 @@ export class VoiceService {
       },
       now,
     );
+    // Enrollments are decisions like refusals: the owner's audit log holds both.
+    const held = match ? 'pending_review' : null;
+    await queueAuditRecords(tx, [voiceAuditRecord('enrollment.completed', voice.id, principal, now, this.deps.runtime.newId(), held)], now);
     if (match) await holdForReview(tx, this.deps.runtime, voice, match, principal, now);
     // A new voice now answers blocked/no_consent at the gate instead of no_registry_record; a held
     // voice is published as granting nothing until it is cleared (voice-index/publish.ts).
@@ -235,10 +238,13 @@ export class VoiceService {
     engine: VoiceprintEngine,
     ownerId: string,
     name: string,
-    files: Uint8Array[],
+    files: readonly UploadedFile[],
   ): Promise<EnrollmentResult> {
     try {
-      return await engine.embedMany(files);
+      return await engine.embedMany(
+        files.map((file) => file.bytes),
+        files.map((file) => file.filename),
+      );
     } catch (error) {
       if (!(error instanceof ProblemError) || !FAILED_ENROLLMENT_CODES.has(error.code)) throw error;
       const { db, runtime } = this.deps;
@@ -254,8 +260,9 @@ function recordEnrollmentFailure(db: Executor, ownerId: string, name: string, re
   return recordEvent(db, { type: 'enrollment.failed', voiceId: null, ownerId, fields: { name, reason } }, now);
 }
 
-function summarizeQuality(files: readonly EmbedFileResult[]) {
-  const perFile = files.map((file) => file.quality);
+/** The quality report: each file's measurements under the name it was uploaded as, and the worst of them. */
+function summarizeQuality(results: readonly EmbedFileResult[], uploads: readonly UploadedFile[]) {
+  const perFile = results.map((result, index) => ({ filename: uploads[index]!.filename, ...result.quality }));
   const clippingRatio = Math.max(...perFile.map((quality) => quality.clipping_ratio));
   const snrDb = Math.min(...perFile.map((quality) => quality.snr_db));
   return {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { auditRecordSchema, consentSchema, enrolledVoiceSchema, PROBLEM_CONTENT_TYPE, voiceListSchema } from '@vip/shared-schema';
+import { auditLogPageSchema } from '@vip/shared-schema/routes/origin-audit';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -111,7 +112,20 @@ describe('POST /api/v1/voices/enroll', () => {
     expect(voice.quality.clipping_ratio).toBe(0);
     expect(voice.quality.warnings).not.toContain('clipping');
     expect(voice.quality.snr_db).toBe(Math.min(...voice.quality.files.map((file) => file.snr_db)));
+    // Each file's quality under the name it was uploaded as (audioForm names them field-index.audio).
+    expect(voice.quality.files.map((file) => file.filename)).toEqual(['audio-0.audio', 'audio-1.audio', 'audio-2.audio']);
     expect(response.body).not.toMatch(EMBEDDING_LIKE);
+
+    // The consent and the enrollment are in the owner's audit log, like a refusal would be.
+    while ((await origin.audit.appendPending()).more);
+    const log = await inject({ method: 'GET', url: '/api/v1/protect/audit-log?limit=1000', headers: bearer(owner.accessToken) });
+    const entries = auditLogPageSchema.parse(log.json()).entries;
+    expect(entries.map((entry) => [entry.kind, entry.check_id, entry.voice_id, entry.action, entry.decision])).toEqual([
+      ['biometric_consent.granted', consentId, null, 'granted', null],
+      ['enrollment.completed', expect.any(String), voice.voice_id, 'enrolled', 'allow'],
+    ]);
+    expect(entries[0]).toMatchObject({ caller_type: 'user', caller_id: owner.userId, reason: 'statement_version 2026-01' });
+    expect(entries[1]).toMatchObject({ caller_type: 'user', caller_id: owner.userId, reason: null });
 
     const [embedding] = await origin.database.db.select().from(voiceEmbeddings).where(eq(voiceEmbeddings.voiceId, voice.voice_id));
     expect(embedding).toMatchObject({ ownerId: owner.userId, model: engine.model.name });
@@ -276,12 +290,26 @@ describe('POST /api/v1/voices/enroll', () => {
     );
     expect(short.detail).toMatch(/\d+\.\d s was detected/);
 
+    // A file's problem names it by the filename it was uploaded under, and its place in the upload.
+    const named = new FormData();
+    named.append('audio', new Blob([speakerRecordings('so762:SPEAKER9612', 0, 1)[0]!]), 'morning take.wav');
+    named.append('audio', new Blob([new Uint8Array(2048).fill(7)]), 'C:\\recordings\\notes.txt');
+    named.append('name', 'Named');
+    named.append('consent_id', consentId);
+    const namedProblem = expectProblem(
+      await inject({ method: 'POST', url: '/api/v1/voices/enroll', headers: bearer(owner.accessToken), payload: named }),
+      422,
+      'unsupported_format',
+    );
+    expect(namedProblem.detail).toMatch(/^"notes\.txt" \(file 2 of 2\): /);
+
     const events = await eventsOf(owner.userId);
     expect(events.map((event) => [event.eventType, event.voiceId, (event.payload as { reason: string }).reason])).toEqual([
       ['enrollment.failed', null, 'corrupt_audio'],
       ['enrollment.failed', null, 'unsupported_format'],
       ['enrollment.failed', null, 'no_speech'],
       ['enrollment.failed', null, 'too_short'],
+      ['enrollment.failed', null, 'unsupported_format'],
     ]);
     // The consent was not used up by the failures.
     const [consent] = await origin.database.db.select().from(biometricConsents).where(eq(biometricConsents.id, consentId));

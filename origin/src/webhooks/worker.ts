@@ -29,7 +29,7 @@ export interface WebhookWorkerOptions {
 }
 
 /**
- * Delivers domain events to webhook endpoints (DESIGN section 6). Fan-out turns each event into
+ * Delivers domain events to webhook endpoints (docs/CONTRACT.md#answers-to-the-specifications-gaps). Fan-out turns each event into
  * one delivery row per matching endpoint; delivery claims each endpoint's oldest pending row,
  * sends it signed, and records the outcome. All state is in tables: a restart resumes, a crash
  * mid-send re-sends once the lease ends (same webhook-id, so receivers can deduplicate).

@@ -11,7 +11,7 @@ import type {
 import { edgeRoutes } from '../routes/edge.js';
 import { type CallOptions, type ClientOptions, callRoute, createTransport } from './http.js';
 
-/** The three answers of the gate (spec 2.5), as the shared schemas define them. */
+/** The three answers of the gate (docs/CONTRACT.md#gate-results), as the shared schemas define them. */
 export type ApprovedResult = z.infer<typeof approvedResultSchema>;
 export type BlockedResult = z.infer<typeof blockedResultSchema>;
 export type NoRegistryRecordResult = z.infer<typeof noRegistryRecordResultSchema>;

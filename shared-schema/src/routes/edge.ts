@@ -11,7 +11,7 @@ import {
 } from '../gate.js';
 import { edgeLivenessSchema, serviceIndexSchema } from '../health.js';
 
-/** Every route the edge Worker serves (DESIGN section 1). Its `/openapi.json` is built from these. */
+/** Every route the edge Worker serves (docs/ARCHITECTURE.md#why-two-planes). Its `/openapi.json` is built from these. */
 export const edgeRoutes = {
   preSynthesisCheck: defineRoute({
     method: 'post',
@@ -25,7 +25,7 @@ export const edgeRoutes = {
     success: {
       status: 200,
       description:
-        'The decision (spec 2.5). Variant A adds Deprecation and Sunset headers while it still returns the `approval_token` alias.',
+        'The decision (docs/CONTRACT.md#gate-results). Variant A adds Deprecation and Sunset headers while it still returns the `approval_token` alias.',
       schema: preSynthesisCheckResultSchema,
       headers: { RateLimit: 'current quota', 'RateLimit-Policy': 'quota policy' },
     },
@@ -45,7 +45,7 @@ export const edgeRoutes = {
     method: 'get',
     path: '/api/v1/protect/demo/pre-synthesis-check',
     operationId: 'preSynthesisCheckDemo',
-    summary: 'Public demo of the gate (spec 2.6): an example request, a live sample response and every possible outcome.',
+    summary: 'Public demo of the gate (docs/CONTRACT.md#the-demo): an example request, a live sample response and every possible outcome.',
     tag: 'gate',
     auth: ['none'],
     success: { status: 200, description: 'The demo object of the deployed variant.', schema: demoResponseSchema },

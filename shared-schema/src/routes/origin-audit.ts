@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { auditEntrySchema } from '../audit.js';
+import { AUDIT_ORDERS, auditEntrySchema } from '../audit.js';
 import { cursor, hexDigest, isoTimestamp, uuid } from '../common.js';
 import { defineRoute } from '../contract.js';
 import { DECISIONS } from '../enums.js';
 import { jwksSchema } from './origin-identity.js';
 
-/** The origin's audit chain routes (DESIGN sections 5, 6 and 8). */
+/** The origin's audit chain routes (docs/CONTRACT.md#audit-chain; docs/INTEGRATION.md#10-audit-log). */
 
 export const auditLogQuerySchema = z
   .strictObject({
@@ -13,9 +13,14 @@ export const auditLogQuerySchema = z
     voice_id: uuid.optional(),
     platform_name: z.string().min(1).max(100).optional(),
     decision: z.enum(DECISIONS).optional(),
-    /** Bounds on `recorded_at`, inclusive. */
-    from: isoTimestamp.optional(),
-    to: isoTimestamp.optional(),
+    order: z.enum(AUDIT_ORDERS).default('seq').meta({
+      description:
+        '`seq` (the default): the order entries were appended in, `recorded_at` order. `decided_at`: the order the decisions were made in, ties broken by `seq`. A cursor continues the order it was issued for.',
+    }),
+    from: isoTimestamp
+      .optional()
+      .meta({ description: 'Inclusive lower bound on `recorded_at` (`order=seq`) or `decided_at` (`order=decided_at`).' }),
+    to: isoTimestamp.optional().meta({ description: 'Inclusive upper bound, on the same time as `from`.' }),
     cursor: cursor.optional(),
     limit: z.coerce.number().int().min(1).max(1000).default(100),
   })
@@ -65,7 +70,7 @@ export const auditLogRoute = defineRoute({
   path: '/api/v1/protect/audit-log',
   operationId: 'listAuditEntries',
   summary:
-    'Audit entries, oldest first, paginated by seq. An owner sees entries of their (existing) voices, an admin all, an API key its platform',
+    'Audit entries, oldest first in `seq` or `decided_at` order. An owner sees entries of their (existing) voices, an admin all, an API key its platform',
   tag: 'audit',
   auth: ['bearer', 'apiKey'],
   query: auditLogQuerySchema,

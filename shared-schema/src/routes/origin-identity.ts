@@ -21,7 +21,7 @@ import {
   revokedApiKeySchema,
 } from '../identity.js';
 
-/** The origin's identity routes (DESIGN sections 6 and 8): accounts, sessions, platforms and their API keys. */
+/** The origin's identity routes (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details): accounts, sessions, platforms and their API keys. */
 
 export const jwksSchema = z
   .object({

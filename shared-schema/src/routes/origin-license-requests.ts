@@ -15,7 +15,7 @@ import {
 import { registryVoiceParamsSchema } from '../licenses.js';
 
 /**
- * Licence requests (DESIGN section 9): a platform blocked with `no_license` asks the voice's owner,
+ * Licence requests (docs/CONTRACT.md#closing-the-loop-receipts-pages): a platform blocked with `no_license` asks the voice's owner,
  * who approves (a licence is created as `POST …/licenses` creates it) or declines.
  */
 

@@ -4,7 +4,7 @@ import { defineRoute } from '../contract.js';
 import { parseTilePath } from '../tlog.js';
 import { readerProblems } from './origin-audit.js';
 
-/** The audit log as a transparency log (DESIGN section 9): C2SP formats, public except receipts. */
+/** The audit log as a transparency log (docs/CONTRACT.md#closing-the-loop-receipts-pages): C2SP formats, public except receipts. */
 
 export const auditReceiptParamsSchema = z.strictObject({ check_id: uuid });
 

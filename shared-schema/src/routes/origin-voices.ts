@@ -17,7 +17,7 @@ import {
   voiceReviewOutcomeSchema,
 } from '../voices.js';
 
-/** The origin's biometric routes (DESIGN sections 6 and 8): consent, enrollment, the voice list, erasure, comparison. */
+/** The origin's biometric routes (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details): consent, enrollment, the voice list, erasure, comparison. */
 
 const bearerProblems = ['authentication_required', 'invalid_token'] as const;
 /** What the engine answers for a file it cannot use, and when its queue is full. */

@@ -4,7 +4,7 @@ import { defineRoute } from '../contract.js';
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT } from '../enums.js';
 import { WEBHOOK_SECRET_PREFIX } from '../webhooks.js';
 
-/** The origin's webhook routes (DESIGN sections 6 and 8). */
+/** The origin's webhook routes (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details). */
 
 /** `whsec_` + base64 of 24 to 64 random bytes, as Standard Webhooks libraries expect. */
 const webhookSecret = z

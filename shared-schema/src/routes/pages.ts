@@ -36,3 +36,14 @@ export const playgroundPageRoutes = {
   script: page('/playground/playground.js', 'evaluatorPlaygroundScript', "The playground's script", SCRIPT),
   style: page('/playground/playground.css', 'evaluatorPlaygroundStyle', "The playground's style sheet", STYLE),
 } as const;
+
+/**
+ * The `/docs` page's assets, served by the origin (docs-page.ts): Swagger UI's bundle and style sheet
+ * as the `swagger-ui-dist` package ships them, and the start-up script and style that configure it.
+ */
+export const docsPageRoutes = {
+  renderer: page('/docs/assets/swagger-ui-bundle.js', 'docsRenderer', 'Swagger UI, the renderer of the API reference', SCRIPT),
+  rendererStyle: page('/docs/assets/swagger-ui.css', 'docsRendererStyle', "Swagger UI's style sheet", STYLE),
+  script: page('/docs/assets/docs.js', 'docsScript', 'Starts the renderer on the OpenAPI document the page names', SCRIPT),
+  style: page('/docs/assets/docs.css', 'docsStyle', "The reference's own style sheet", STYLE),
+} as const;

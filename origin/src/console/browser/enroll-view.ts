@@ -168,12 +168,12 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
     try {
       const voice = await api.voices.enroll({ name: nameInput.value.trim(), consent_id: consent.consentId, audio: files });
       consent = null;
-      const perFile = voice.quality.files.map((quality, index) => {
+      const perFile = voice.quality.files.map((quality) => {
         const warnings = qualityWarnings(quality);
         return h(
           'tr',
           {},
-          h('td', { 'data-label': 'File' }, files[index]?.name ?? `file ${index + 1}`),
+          h('td', { 'data-label': 'File' }, quality.filename),
           h('td', { 'data-label': 'Speech' }, seconds(quality.speech_seconds)),
           h('td', { 'data-label': 'Quality' }, warnings.length ? warnings.map((warning) => WARNING_WORDS[warning]).join('; ') : 'good'),
         );
@@ -198,13 +198,7 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
       );
       result.querySelector('a')?.focus();
     } catch (error) {
-      replace(
-        result,
-        errorNotice(
-          error,
-          files.map((file) => file.name),
-        ),
-      );
+      replace(result, errorNotice(error));
     } finally {
       enrollButton.disabled = false;
     }

@@ -22,15 +22,12 @@ const PLAIN_WORDS: Partial<Record<string, string>> = {
 
 /**
  * An error notice for anything a call threw: role="alert", so a screen reader reads it at once.
- * `fileNames` are the files of an upload: the origin names a failing file by its position ("File 2: …").
+ * A problem about one file of an upload names it by its filename already.
  */
-export function errorNotice(error: unknown, fileNames: readonly string[] = []): HTMLElement {
+export function errorNotice(error: unknown): HTMLElement {
   if (error instanceof ProblemError) {
     const fields = error.errors.map((field) => h('li', {}, `${field.field}: ${field.message}`));
-    const detail = error.detail.replace(/^File (\d+):/, (whole, position: string) => {
-      const name = fileNames[Number(position) - 1];
-      return name ? `${name}:` : whole;
-    });
+    const { detail } = error;
     const plain = PLAIN_WORDS[error.code];
     return h(
       'div',

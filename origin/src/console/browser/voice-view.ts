@@ -10,7 +10,7 @@ type Go = (hash: string) => void;
 type Licence = Awaited<ReturnType<typeof api.licenses.list>>['licenses'][number];
 type AuditEntry = Awaited<ReturnType<typeof api.audit.list>>['entries'][number];
 
-/** A voice's status in plain words; `pending_review` is the hold DESIGN section 7 describes. */
+/** A voice's status in plain words; `pending_review` is the hold docs/ARCHITECTURE.md#voiceprints describes. */
 export const STATUS_WORDS: Record<string, string> = {
   ready: 'ready: protected by the gate.',
   pending_review:

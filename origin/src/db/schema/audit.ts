@@ -6,12 +6,12 @@ import { bigint, bigserial, index, pgTable, text, timestamp, uuid } from 'drizzl
 const entryField = (field: keyof AuditEntry) => sql.raw(`(entry_json::jsonb ->> '${field}')`);
 
 /**
- * The hash chain (DESIGN section 5). One row per decision, `seq` without gaps. `entry_json` is the
+ * The hash chain (docs/CONTRACT.md#audit-chain). One row per decision, `seq` without gaps. `entry_json` is the
  * entry itself: the canonical JSON of every field but `entry_hash`, exactly the bytes hashed after
  * the previous entry's hash, so verification reads one text per entry and re-serialises nothing.
  * The other columns are derived from it by Postgres (generated, so no statement can set them apart
- * from the entry) and exist to be filtered and indexed on. `recorded_at` stays the ISO text, which
- * sorts in time order. No biometric data, no secrets.
+ * from the entry) and exist to be filtered, ordered and indexed on. `recorded_at` and `decided_at`
+ * stay the ISO text of one fixed form, which sorts in time order. No biometric data, no secrets.
  */
 export const auditEntries = pgTable(
   'audit_entries',
@@ -26,6 +26,7 @@ export const auditEntries = pgTable(
       .notNull()
       .unique(),
     recordedAt: text('recorded_at').generatedAlwaysAs(entryField('recorded_at')).notNull(),
+    decidedAt: text('decided_at').generatedAlwaysAs(entryField('decided_at')).notNull(),
     voiceId: uuid('voice_id').generatedAlwaysAs(sql`${entryField('voice_id')}::uuid`),
     platformName: text('platform_name').generatedAlwaysAs(entryField('platform_name')),
     decision: text('decision').generatedAlwaysAs(entryField('decision')),
@@ -36,10 +37,11 @@ export const auditEntries = pgTable(
     index('audit_entries_voice_idx').on(table.voiceId, table.seq),
     index('audit_entries_platform_idx').on(table.platformName, table.seq),
     index('audit_entries_recorded_idx').on(table.recordedAt),
+    index('audit_entries_decided_idx').on(table.decidedAt, table.seq),
   ],
 );
 
-/** Signed statements of the chain's size and head (DESIGN section 5), so a third party can hold the log to its past. */
+/** Signed statements of the chain's size and head (docs/CONTRACT.md#audit-chain), so a third party can hold the log to its past. */
 export const auditCheckpoints = pgTable('audit_checkpoints', {
   id: bigserial('id', { mode: 'number' }).primaryKey(),
   treeSize: bigint('tree_size', { mode: 'number' }).notNull().unique(),

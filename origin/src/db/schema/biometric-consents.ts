@@ -4,7 +4,7 @@ import { users } from './identity.js';
 import { voices } from './voices.js';
 
 /**
- * Biometric consent (DESIGN section 6, "consent endpoint"): the owner's agreement to have a
+ * Biometric consent (docs/CONTRACT.md#answers-to-the-specifications-gaps, "consent endpoint"): the owner's agreement to have a
  * voiceprint made. Not the per-voice synthesis consent, which is `voices.consent_status`.
  * One consent serves one enrollment: `voice_id` is set when it is used, and erasing the voice
  * erases its consent with it.

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { bigserial, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
 /**
- * Index updates waiting for the edge (DESIGN section 3). The row id is the update's version: it
+ * Index updates waiting for the edge (docs/ARCHITECTURE.md#consistency). The row id is the update's version: it
  * only grows, so the edge can drop a stale or replayed update. Written in the same transaction as
  * the change it publishes.
  */

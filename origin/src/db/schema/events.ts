@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { bigserial, index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 /**
- * Events of the service (spec part 6), written in the same transaction as the change they report;
+ * Events of the service (docs/CONTRACT.md#events), written in the same transaction as the change they report;
  * the webhook sender delivers from here, so a crash between commit and delivery loses nothing.
  */
 export const domainEvents = pgTable(
@@ -16,7 +16,7 @@ export const domainEvents = pgTable(
     ownerId: uuid('owner_id'),
     /** Set for an event about a platform's own licence or request: only that platform's endpoints receive it. */
     platformName: text('platform_name'),
-    /** The delivery body (spec 2.8 / 6.2) without secrets or biometric data. */
+    /** The delivery body (docs/CONTRACT.md#webhook-deliveries, docs/CONTRACT.md#events) without secrets or biometric data. */
     payload: jsonb('payload').notNull(),
     occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull().default(sql`now()`),
   },

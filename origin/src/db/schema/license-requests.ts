@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { index, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 /**
- * A platform's request for a licence of a voice (DESIGN section 9), answered by the voice's owner.
+ * A platform's request for a licence of a voice (docs/CONTRACT.md#closing-the-loop-receipts-pages), answered by the voice's owner.
  * `voice_id` has no foreign key: deleting the voice closes its pending requests, and the platform
  * can still read what became of them. The licence token of an approval is never stored here.
  */

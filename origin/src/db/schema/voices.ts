@@ -17,7 +17,7 @@ export const voices = pgTable(
     name: text('name').notNull(),
     /** `pending_review`: held by the identity-conflict review band until an administrator decides (voice_reviews). */
     status: text('status', { enum: VOICE_STATUSES }).notNull(),
-    /** Synthesis consent (DESIGN section 6): `unknown` until the owner grants it. */
+    /** Synthesis consent (docs/CONTRACT.md#answers-to-the-specifications-gaps): `unknown` until the owner grants it. */
     consentStatus: text('consent_status', { enum: CONSENT_STATUSES }).notNull().default('unknown'),
     model: text('model').notNull(),
     speechSeconds: real('speech_seconds').notNull(),

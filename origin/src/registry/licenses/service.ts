@@ -46,7 +46,7 @@ const EVENT_OF: Record<Exclude<LicenseChange, 'created'>, WebhookEvent> = {
 const EXPIRY_BATCH = 100;
 
 /**
- * Licences (DESIGN sections 6 and 8). Every change commits together with the voice's edge index
+ * Licences (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details). Every change commits together with the voice's edge index
  * update, its domain event and its audit record, and nudges the outbox sender after commit.
  */
 export class LicenseService {

@@ -16,7 +16,7 @@ export interface SynthesisConsentServiceDeps {
   outbox: OutboxSignal;
 }
 
-/** Synthesis consent per voice (DESIGN section 6): what the gate's `no_consent` is judged by. */
+/** Synthesis consent per voice (docs/CONTRACT.md#answers-to-the-specifications-gaps): what the gate's `no_consent` is judged by. */
 export class SynthesisConsentService {
   constructor(private readonly deps: SynthesisConsentServiceDeps) {}
 

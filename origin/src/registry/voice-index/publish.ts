@@ -5,7 +5,7 @@ import { enqueueEdgeUpdate } from '../../edge-sync/store.js';
 import { listActiveLicenses, lockVoice } from './store.js';
 
 /**
- * Publishes the voice's current state to the edge index (DESIGN section 3). Call it inside the
+ * Publishes the voice's current state to the edge index (docs/ARCHITECTURE.md#consistency). Call it inside the
  * transaction that changed the voice, its consent or its licences, after the change; the caller
  * nudges the outbox after commit. A voice that no longer exists is published as a deletion.
  */

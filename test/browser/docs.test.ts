@@ -1,0 +1,60 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningService, startService } from '../support/service.js';
+import { chromiumMissing, collectConsole, launchChromium, skipReason } from './support.js';
+
+/** The text of one operation once the renderer has drawn it, opened by its address (#/tag/operationId). */
+async function operationText(page: Page, base: string, tag: string, operationId: string): Promise<string> {
+  await page.goto(`${base}/docs#/${tag}/${operationId}`);
+  const operation = page.locator(`#operations-${tag}-${operationId}`);
+  await operation.locator('.opblock-body').waitFor();
+  return (await operation.textContent()) ?? '';
+}
+
+describe.skipIf(chromiumMissing)(`API reference pages in Chromium${skipReason}`, () => {
+  let service: RunningService;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    [service, browser] = await Promise.all([startService(), launchChromium()]);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+  });
+
+  it("the origin's page shows a route's query fields, response fields and enums, its problem codes, rendered Markdown and contents", async () => {
+    const page = await browser.newPage();
+    const messages = collectConsole(page);
+    const text = await operationText(page, service.originUrl, 'audit', 'listAuditEntries');
+    // Query parameters with their enum, the response's fields (resolved from components), problem codes by status.
+    for (const field of ['check_id', 'order', 'decided_at', 'recorded_at', 'seq', 'next_cursor', 'gate.decision'])
+      expect(text).toContain(field);
+    expect(text).toMatch(/422[\s\S]*validation_failed: Validation failed/);
+    // The description is Markdown: its table of contents links to each tag, its problem codes are a table.
+    const contents = page.locator('.info nav a');
+    expect(await contents.allInnerTexts()).toEqual(expect.arrayContaining(['audit', 'voices', 'problem codes']));
+    expect(await page.locator('.info table td code', { hasText: 'identity_conflict' }).count()).toBe(1);
+    // Every contents link lands on an element of the drawn page (a tag's section, the problem codes).
+    const targets = await contents.evaluateAll((links) =>
+      links.map((link) => [link.getAttribute('href'), document.getElementById(link.getAttribute('href')!.slice(1)) !== null]),
+    );
+    expect(targets).toContainEqual(['#operations-tag-audit', true]);
+    expect(targets.filter(([, found]) => !found)).toEqual([]);
+    expect(messages.filter((line) => /error|violat/i.test(line))).toEqual([]);
+    await page.close();
+  });
+
+  it("the edge's page renders the gate's request and answer from the origin's renderer, and leaves the internal routes out", async () => {
+    const page = await browser.newPage();
+    const messages = collectConsole(page);
+    const text = await operationText(page, service.edgeUrl, 'gate', 'preSynthesisCheck');
+    for (const field of ['voice_id', 'platform_name', 'intended_use', 'authorization_token', 'no_registry_record', 'rate_limited'])
+      expect(text).toContain(field);
+    expect(await page.locator('.opblock-summary-path', { hasText: '/internal/' }).count()).toBe(0);
+    expect(await page.locator('.opblock').count()).toBeGreaterThan(5);
+    expect(messages.filter((line) => /error|violat/i.test(line))).toEqual([]);
+    await page.close();
+  });
+});
