@@ -12,7 +12,7 @@ const OUTCOMES: Record<VoiceAuditKind, Pick<AuditRecord, 'decision' | 'action'>>
 /**
  * The audit record of an owner's act on a voice: an enrollment (on the new voice; `reason`
  * `pending_review` when it is held), a refused enrollment (on the matched voice, `reason`
- * `identity_conflict`), or an erasure.
+ * `identity_conflict`, recorded as the service's), or an erasure.
  */
 export function voiceAuditRecord(
   kind: VoiceAuditKind,
@@ -33,8 +33,9 @@ export function voiceAuditRecord(
     reason,
     license_status: null,
     consent_status: null,
-    caller_type: 'user',
-    caller_id: principal.userId,
+    // An owner also reads the entries they caused (audit/store.ts): a refused enrollment's entry sits
+    // on the other owner's voice, so it is the service's, or the refused caller would learn that voice's id.
+    ...(kind === 'enrollment.refused' ? { caller_type: 'system', caller_id: null } : { caller_type: 'user', caller_id: principal.userId }),
     token_jti: null,
   };
 }

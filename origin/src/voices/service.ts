@@ -188,7 +188,7 @@ export class VoiceService {
       await recordEnrollmentFailure(tx, ownerId, name, 'identity_conflict', now);
       await queueAuditRecords(
         tx,
-        [voiceAuditRecord('enrollment.refused', nearest.voiceId, principal, now, this.deps.runtime.newId())],
+        [voiceAuditRecord('enrollment.refused', nearest.voiceId, principal, now, this.deps.runtime.newId(), 'identity_conflict')],
         now,
       );
       return 'refused';

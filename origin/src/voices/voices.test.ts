@@ -193,8 +193,16 @@ describe('POST /api/v1/voices/enroll', () => {
     const audit = await origin.database.db.select().from(auditPending);
     const refusals = audit.map((row) => auditRecordSchema.parse(row.record)).filter((record) => record.kind === 'enrollment.refused');
     expect(refusals).toEqual([
-      expect.objectContaining({ voice_id: original.voice_id, caller_id: second.userId, action: 'refused', reason: 'identity_conflict' }),
+      expect.objectContaining({
+        voice_id: original.voice_id,
+        caller_type: 'system',
+        caller_id: null,
+        action: 'refused',
+        reason: 'identity_conflict',
+      }),
     ]);
+    // Recorded as the service's: the refused caller, who reads the entries they caused, never sees the voice's id.
+    expect(JSON.stringify(refusals)).not.toContain(second.userId);
     const secondVoices = await origin.database.db.select().from(voices).where(eq(voices.ownerId, second.userId));
     expect(secondVoices).toEqual([]);
   });
