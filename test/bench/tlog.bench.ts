@@ -89,7 +89,8 @@ async function decisionToReceipt(origin: TestOrigin, samples: number, background
   })();
   const toReceipt: number[] = [];
   const appendedToReceipt: number[] = [];
-  const chained = async (checkId: string) => (await origin.audit.list(ADMIN, { check_id: checkId, order: 'seq', limit: 1 })).entries.length > 0;
+  const chained = async (checkId: string) =>
+    (await origin.audit.list(ADMIN, { check_id: checkId, order: 'seq', limit: 1 })).entries.length > 0;
   try {
     for (let i = 0; i < samples; i++) {
       const decision = gateRecord();
