@@ -95,7 +95,7 @@ export class VoiceService {
   }
 
   /**
-   * A new voiceprint for an enrolled voice, under the model the service runs now (docs/VOICEPRINT-UPGRADES.md).
+   * A new voiceprint for an enrolled voice, under the model the service runs now (docs/OPERATIONS.md#upgrading-the-speaker-model).
    * The voice keeps its id, its biometric consent (which already covers this voice), its synthesis
    * consent and its licences; the new voiceprint goes through the same 1:N identity search as an
    * enrollment, against every other owner's voice.
