@@ -58,3 +58,7 @@ export const licenseListSchema = z.object({ licenses: z.array(licenseSchema) }).
 export const revokedLicenseSchema = z.object({ license_id: uuid, status: z.literal('revoked') }).meta({ id: 'RevokedLicense' });
 
 export const licensingPageQuerySchema = z.strictObject({ voice_id: uuid });
+
+export const platformNameParamsSchema = z.strictObject({ platform_name: platformName });
+/** A registered platform as an owner may see it before licensing: its exact name, nothing else. */
+export const registeredPlatformNameSchema = z.object({ platform_name: platformName }).meta({ id: 'RegisteredPlatformName' });

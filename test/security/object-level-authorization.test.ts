@@ -119,6 +119,12 @@ describe('object-level authorization: another owner, another platform', () => {
       expect(ids).toContain(voiceB);
       expect(ids).not.toContain(voiceA);
     },
+    checkPlatformName: async () => {
+      // Platform names are what every owner licenses by: shared, not owned. B learns the name it asked about and nothing else.
+      const response = await call('checkPlatformName', 'GET', `/api/v1/platform-names/${encodeURIComponent(p1.name)}`);
+      expect(response.status).toBe(200);
+      expect(await json(response)).toEqual({ platform_name: p1.name });
+    },
     deleteVoice: async () => {
       await expectProblem(await call('deleteVoice', 'DELETE', `/api/v1/voices/${voiceA}`), 404, 'not_found');
     },

@@ -107,6 +107,9 @@ export function createOriginClient(options: OriginClientOptions) {
         json(voices.decideVoiceReviewRoute, { decision }, { voice_id: voiceId }, o),
     },
     licenses: {
+      /** Whether a platform is registered under exactly this name (404 `not_found` when none is). */
+      checkPlatformName: (platformName: string, o?: CallOptions) =>
+        call(registry.checkPlatformNameRoute, { params: { platform_name: platformName } }, o),
       create: (voiceId: string, body: BodyOf<typeof registry.createLicenseRoute>, o?: CallOptions) =>
         json(registry.createLicenseRoute, body, { voice_id: voiceId }, o),
       list: (voiceId: string, o?: CallOptions) => call(registry.listLicensesRoute, { params: { voice_id: voiceId } }, o),

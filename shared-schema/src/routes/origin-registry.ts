@@ -6,6 +6,8 @@ import {
   licenseParamsSchema,
   licenseSchema,
   licensingPageQuerySchema,
+  platformNameParamsSchema,
+  registeredPlatformNameSchema,
   registryVoiceParamsSchema,
   renewLicenseRequestSchema,
   revokedLicenseSchema,
@@ -33,6 +35,19 @@ export const setVoiceConsentRoute = defineRoute({
   success: { status: 200, description: 'Consent state now', schema: voiceConsentSchema },
   /** `voice_under_review`: consent cannot be granted to a voice held for review (withdrawing always works). */
   problems: [...ownerProblems, 'malformed_json', 'voice_under_review'],
+});
+
+export const checkPlatformNameRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/platform-names/{platform_name}',
+  operationId: 'checkPlatformName',
+  summary:
+    'Check that a platform is registered under this exact name (case and spaces count, as in the gate) before licensing it; answers the name and nothing else about the platform',
+  tag: 'licenses',
+  auth: ['bearer'],
+  params: platformNameParamsSchema,
+  success: { status: 200, description: 'A platform is registered under this exact name', schema: registeredPlatformNameSchema },
+  problems: ['authentication_required', 'invalid_token', 'validation_failed', 'not_found'],
 });
 
 export const createLicenseRoute = defineRoute({

@@ -14,6 +14,30 @@ import {
   voiceRecords,
 } from '../../testing/licenses.js';
 
+describe('checking a platform name', () => {
+  const check = (name: string, token?: string) => call('GET', `/api/v1/platform-names/${encodeURIComponent(name)}`, undefined, token);
+
+  it('answers 404 for a name no platform has, the same name in other case included (the gate matches exactly)', async () => {
+    for (const name of ['Nobody Registered', platformName.toUpperCase(), `${platformName} `]) {
+      const response = await check(name);
+      expect(response.statusCode, name).toBe(404);
+      expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
+      expect(response.json().code).toBe('not_found');
+    }
+  });
+
+  it('refuses a name no platform could have with 422, and a caller without a token with 401', async () => {
+    for (const name of ['!bad', ' Narrator.io']) {
+      const response = await check(name);
+      expect(response.statusCode, name).toBe(422);
+      expect(response.json().code).toBe('validation_failed');
+    }
+    const anonymous = await origin.app.inject({ method: 'GET', url: `/api/v1/platform-names/${encodeURIComponent(platformName)}` });
+    expect(anonymous.statusCode).toBe(401);
+    expect(anonymous.json().code).toBe('authentication_required');
+  });
+});
+
 describe('licence validation', () => {
   const attempt = async (fields: Record<string, unknown>) => {
     const voiceId = await newVoice();

@@ -1,4 +1,4 @@
-import { LICENSE_TOKEN_PREFIX, licenseListSchema, licenseSchema, sha256Hex } from '@vip/shared-schema';
+import { LICENSE_TOKEN_PREFIX, licenseListSchema, licenseSchema, registeredPlatformNameSchema, sha256Hex } from '@vip/shared-schema';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { licenses } from '../../db/schema.js';
@@ -18,6 +18,17 @@ import {
   voiceRecords,
 } from '../../testing/licenses.js';
 import { licenseExpiryRound } from './expiry.js';
+
+describe('GET /api/v1/platform-names/{platform_name}', () => {
+  it("answers a registered platform's exact name and nothing else, spaces included", async () => {
+    for (const name of [platformName, otherPlatformName]) {
+      const response = await call('GET', `/api/v1/platform-names/${encodeURIComponent(name)}`);
+      expect(response.statusCode, response.body).toBe(200);
+      expect(response.json()).toEqual({ platform_name: name });
+      registeredPlatformNameSchema.parse(response.json());
+    }
+  });
+});
 
 describe('POST /api/v1/voices/{voice_id}/licenses', () => {
   it('creates a licence, shows its token once and stores only the hash', async () => {

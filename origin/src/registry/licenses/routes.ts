@@ -1,9 +1,20 @@
-import { createLicenseRoute, listLicensesRoute, renewLicenseRoute, revokeLicenseRoute } from '@vip/shared-schema/routes/origin-registry';
+import {
+  checkPlatformNameRoute,
+  createLicenseRoute,
+  listLicensesRoute,
+  renewLicenseRoute,
+  revokeLicenseRoute,
+} from '@vip/shared-schema/routes/origin-registry';
 import { principalOf } from '../../auth/guard.js';
 import { addRoute, type RouteKit } from '../../http/routes.js';
 import type { LicenseService } from './service.js';
 
 export function registerLicenseRoutes({ app, registry, guards }: RouteKit, licenses: LicenseService): void {
+  addRoute(app, registry, checkPlatformNameRoute, {
+    guards: [guards.bearer],
+    handler: ({ params }) => licenses.checkPlatformName(params.platform_name),
+  });
+
   addRoute(app, registry, createLicenseRoute, {
     guards: [guards.bearer],
     handler: ({ params, body }, request) => licenses.createLicense(principalOf(request), params.voice_id, body),
