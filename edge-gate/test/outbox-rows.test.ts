@@ -11,17 +11,22 @@ const PINNED = Date.parse('2026-11-22T10:20:15Z');
 const LIMIT = 4;
 
 const ask = (key: PlatformKey, voiceId: string, intendedUse: 'audiobook' | 'music' = 'music') =>
-  edgeFetch(GATE_PATH, jsonPost({ voice_id: voiceId, platform_name: key.platformName, intended_use: intendedUse }, { 'x-api-key': key.apiKey }), {
-    settings: { GATE_LIMIT_PER_MINUTE: String(LIMIT) },
-    nowMs: PINNED,
-  });
+  edgeFetch(
+    GATE_PATH,
+    jsonPost({ voice_id: voiceId, platform_name: key.platformName, intended_use: intendedUse }, { 'x-api-key': key.apiKey }),
+    {
+      settings: { GATE_LIMIT_PER_MINUTE: String(LIMIT) },
+      nowMs: PINNED,
+    },
+  );
 
 async function checkIds(responses: Response[]): Promise<string[]> {
   for (const response of responses) expect(response.status).toBe(200);
   return Promise.all(responses.map(async (response) => ((await response.json()) as { check_id: string }).check_id));
 }
 
-const acknowledge = async (ack: string[]) => expect((await signedPost(INTERNAL_AUDIT_PULL_PATH, JSON.stringify({ ack, limit: 1 }))).status).toBe(200);
+const acknowledge = async (ack: string[]) =>
+  expect((await signedPost(INTERNAL_AUDIT_PULL_PATH, JSON.stringify({ ack, limit: 1 }))).status).toBe(200);
 
 const homeShard = (key: PlatformKey) => auditOutboxShard(env, homeShardOfKey(key.keyHash));
 
@@ -67,10 +72,14 @@ describe('the window count a decision record carries (DECISIONS.md, "Rows writte
   it('a request that records nothing (a refused body) writes its count at once', async () => {
     const key = await newPlatformKey();
     const badBody = () =>
-      edgeFetch(GATE_PATH, jsonPost({ voice_id: 'not-a-uuid', platform_name: key.platformName, intended_use: 'music' }, { 'x-api-key': key.apiKey }), {
-        settings: { GATE_LIMIT_PER_MINUTE: String(LIMIT) },
-        nowMs: PINNED,
-      });
+      edgeFetch(
+        GATE_PATH,
+        jsonPost({ voice_id: 'not-a-uuid', platform_name: key.platformName, intended_use: 'music' }, { 'x-api-key': key.apiKey }),
+        {
+          settings: { GATE_LIMIT_PER_MINUTE: String(LIMIT) },
+          nowMs: PINNED,
+        },
+      );
     for (let sent = 0; sent < LIMIT; sent++) expect((await badBody()).status).toBe(422);
     expect(await afterEviction(key)).toMatchObject({ rate: { allowed: false } });
   });
@@ -101,5 +110,22 @@ describe('the window count a decision record carries (DECISIONS.md, "Rows writte
       return admitOne(`gate:key:${key.keyId}`);
     });
     expect(refusedAgain.rate?.allowed).toBe(false);
+  });
+
+  it('adds the window columns to a shard made before them and counts its older records as before', async () => {
+    const older = env.AUDIT_OUTBOX.get(env.AUDIT_OUTBOX.idFromName(`outbox-of-an-older-deploy-${crypto.randomUUID()}`));
+    const answer = await runInDurableObject(older, (_live: AuditOutbox, state) => {
+      const sql = state.storage.sql;
+      sql.exec('DROP TABLE pending');
+      sql.exec('CREATE TABLE pending (seq INTEGER PRIMARY KEY AUTOINCREMENT, check_id TEXT NOT NULL UNIQUE, record TEXT NOT NULL)');
+      sql.exec('INSERT INTO pending (check_id, record) VALUES (?, ?)', 'older-record', '{"check_id":"older-record"}');
+      const shard = new AuditOutbox(state, env);
+      const admitted = shard.admit('gate:key:older', 1, 60, PINNED, { checkId: 'newer-record', json: '{"check_id":"newer-record"}' }, null);
+      const refused = new AuditOutbox(state, env).admit('gate:key:older', 1, 60, PINNED, null, null);
+      return { admitted, refused, pulled: shard.pull([], 10).records.map((record) => record.check_id) };
+    });
+    expect(answer.admitted).toMatchObject({ rate: { allowed: true } });
+    expect(answer.refused).toMatchObject({ rate: { allowed: false } });
+    expect(answer.pulled).toEqual(['older-record', 'newer-record']);
   });
 });

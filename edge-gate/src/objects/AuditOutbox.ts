@@ -45,7 +45,8 @@ export class AuditOutbox extends DurableObject<Env> {
     // Shards created before records carried their window count.
     const columns = sql.exec<{ name: string }>('PRAGMA table_info(pending)').toArray();
     if (!columns.some((column) => column.name === 'window_key')) {
-      for (const column of ['window_key TEXT', 'window_start INTEGER', 'window_count INTEGER']) sql.exec(`ALTER TABLE pending ADD COLUMN ${column}`);
+      for (const column of ['window_key TEXT', 'window_start INTEGER', 'window_count INTEGER'])
+        sql.exec(`ALTER TABLE pending ADD COLUMN ${column}`);
     }
     // WITHOUT ROWID: the key is the table, so a window's first write is one row, not two (row and index).
     sql.exec('CREATE TABLE IF NOT EXISTS windows (key TEXT PRIMARY KEY, start INTEGER NOT NULL, count INTEGER NOT NULL) WITHOUT ROWID');
