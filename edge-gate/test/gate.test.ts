@@ -5,8 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { findAuditRecord } from './audit-support.js';
 import {
   EDGE,
+  edgeFetch,
   expectProblem,
+  GATE_PATH,
   gateCheck,
+  jsonPost,
   licence,
   licensedVoice,
   newPlatformKey,
@@ -103,6 +106,19 @@ describe('pre-synthesis check, Variant A: blocked (docs/CONTRACT.md#gate-results
     license_url: licensingUrl(voiceId),
     check_id: checkId,
     authorization_denied: true,
+  });
+
+  it('puts the voice into a licensing page that has a query of its own, replacing a voice_id already there', async () => {
+    const key = await newPlatformKey();
+    const record = voiceRecord({ licenses: [] });
+    await publishVoice(record);
+    const response = await edgeFetch(
+      GATE_PATH,
+      jsonPost({ voice_id: record.voice_id, platform_name: key.platformName, intended_use: 'audiobook' }, { 'x-api-key': key.apiKey }),
+      { settings: { LICENSING_URL: 'https://licences.test/buy?lang=en%20GB&voice_id=stale#terms' } },
+    );
+    const { license_url } = (await response.json()) as { license_url: string };
+    expect(license_url).toBe(`https://licences.test/buy?lang=en+GB&voice_id=${record.voice_id}#terms`);
   });
 
   it('blocks with no_consent when consent was withdrawn', async () => {

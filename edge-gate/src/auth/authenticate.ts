@@ -34,7 +34,10 @@ export const authenticate = (mode: 'required' | 'optional') =>
     await next();
   });
 
+const credentialRequired = authenticate('required');
+const credentialOptional = authenticate('optional');
+
 /** The gate and redemption: Variant A requires a credential; Variant B is public, credentials optional. */
 export const gateAuthentication = createMiddleware<AppEnv>((c, next) =>
-  authenticate(c.get('config').variant === 'A' ? 'required' : 'optional')(c, next),
+  (c.get('config').variant === 'A' ? credentialRequired : credentialOptional)(c, next),
 );

@@ -2,11 +2,24 @@ import type { Decision as AuditDecision, GateVariant, PreSynthesisCheckResult } 
 import type { EdgeConfig } from '../config.js';
 import type { Decision } from './outcomes.js';
 
-/** `license_url`: the licensing page with the voice as a query parameter (docs/CONTRACT.md#gate-results). */
+/**
+ * `license_url`: the licensing page with the voice as a query parameter (docs/CONTRACT.md#gate-results). The URL is
+ * built once per licensing page with a stand-in voice id, which each answer swaps for its own: voice
+ * ids are UUIDs, which a query string carries as they are, so the result is what building the URL
+ * for that voice gives, without parsing a URL on every blocked answer.
+ */
+const STAND_IN_VOICE_ID = '00000000-0000-4000-8000-000000000000';
+const licensePages = new Map<string, string>();
+
 export function licenseUrl(config: EdgeConfig, voiceId: string): string {
-  const url = new URL(config.licensingUrl);
-  url.searchParams.set('voice_id', voiceId);
-  return url.toString();
+  let page = licensePages.get(config.licensingUrl);
+  if (page === undefined) {
+    const url = new URL(config.licensingUrl);
+    url.searchParams.set('voice_id', STAND_IN_VOICE_ID);
+    page = url.toString();
+    licensePages.set(config.licensingUrl, page);
+  }
+  return page.replace(STAND_IN_VOICE_ID, voiceId);
 }
 
 /**

@@ -46,10 +46,10 @@ export class VoiceGate extends DurableObject<Env> {
    */
   async applyIndexUpdate(voiceId: string, version: number, record: VoiceIndexRecord | null): Promise<'applied' | 'stale'> {
     return this.ctx.blockConcurrencyWhile(async () => {
-      const current = await this.ctx.storage.get<StoredVoice>(VOICE_KEY);
+      const current = await this.storedVoice();
       if (current && current.version > version) return 'stale';
       const stored: StoredVoice = current?.version === version ? current : { version, record };
-      if (stored !== current) await this.ctx.storage.put(VOICE_KEY, stored);
+      if (stored !== current) await this.keepVoice(stored);
       const desks = (await this.ctx.storage.get<string[]>(DESKS_KEY)) ?? [];
       await Promise.all(desks.map((platform) => holdAtDesk(this.env, voiceId, platform, stored)));
       await mirrorVoiceToKv(this.env.EDGE_INDEX, voiceId, stored);
@@ -65,24 +65,24 @@ export class VoiceGate extends DurableObject<Env> {
   async openDesk(platform: string): Promise<StoredVoice> {
     const desks = (await this.ctx.storage.get<string[]>(DESKS_KEY)) ?? [];
     if (!desks.includes(platform)) await this.ctx.storage.put(DESKS_KEY, [...desks, platform]);
-    return (await this.ctx.storage.get<StoredVoice>(VOICE_KEY)) ?? NO_RECORD;
+    return (await this.storedVoice()) ?? NO_RECORD;
   }
 
   /** Desk: keeps the voice's record unless a newer or equal version is held. Erasure voids the desk's tokens. */
   async holdRecord(stored: StoredVoice): Promise<void> {
-    const current = await this.ctx.storage.get<StoredVoice>(VOICE_KEY);
+    const current = await this.storedVoice();
     if (current && current.version >= stored.version) return;
-    await this.ctx.storage.put(VOICE_KEY, stored);
+    await this.keepVoice(stored);
     if (!stored.record) await this.deleteKeys([...(await this.ctx.storage.list({ prefix: TOKEN_PREFIX })).keys()]);
   }
 
   /** Desk: the record held here, asked of the home on the desk's first question. */
   private async heldRecord(voiceId: string, platform: string): Promise<VoiceIndexRecord | null> {
-    const held = await this.ctx.storage.get<StoredVoice>(VOICE_KEY);
+    const held = await this.storedVoice();
     if (held) return held.record;
     const opened = await recordFromHome(this.env, voiceId, platform);
     await this.holdRecord(opened);
-    return ((await this.ctx.storage.get<StoredVoice>(VOICE_KEY)) ?? opened).record;
+    return ((await this.storedVoice()) ?? opened).record;
   }
 
   /** Desk: judges on the state held here, never on KV; an approval comes back with its token. */
@@ -124,10 +124,26 @@ export class VoiceGate extends DurableObject<Env> {
     if (!issued) return 'unknown';
     if (issued.holder !== 'anonymous' && issued.holder !== holder) return 'not_holder';
     if (issued.redeemed_at !== null) return 'already_used';
-    const record = (await this.ctx.storage.get<StoredVoice>(VOICE_KEY))?.record ?? null;
+    const record = (await this.storedVoice())?.record ?? null;
     if (evaluate(record, issued.query, nowMs).outcome !== 'approved') return 'revoked';
     await this.ctx.storage.put(TOKEN_PREFIX + jti, { ...issued, redeemed_at: nowMs } satisfies IssuedToken);
     return 'redeemed';
+  }
+
+  /**
+   * The voice as stored here, kept in memory once read: this object is the only writer of its
+   * storage, so the copy is what storage holds, and a decision reads no storage.
+   */
+  private voice: StoredVoice | null | undefined;
+
+  private async storedVoice(): Promise<StoredVoice | null> {
+    if (this.voice === undefined) this.voice = (await this.ctx.storage.get<StoredVoice>(VOICE_KEY)) ?? null;
+    return this.voice;
+  }
+
+  private async keepVoice(stored: StoredVoice): Promise<void> {
+    this.voice = stored;
+    await this.ctx.storage.put(VOICE_KEY, stored);
   }
 
   /** When the purge alarm is set, as last read or written here; undefined until known. */
