@@ -5,7 +5,7 @@ import { readVoiceFromKv } from '../edge-index/voices.js';
 import type { Env } from '../env.js';
 import { checkIdInShard } from '../gate/audit-shards.js';
 import { auditedCaller, type Home, holderOf, homeOf } from '../gate/callers.js';
-import type { Decision } from '../gate/outcomes.js';
+import type { GateVerdict } from '../gate/outcomes.js';
 import type { Limit, RateDecision } from '../gate/rate-window.js';
 import { auditFields } from '../gate/results.js';
 import { evaluate, type GateQuery } from '../gate/rules.js';
@@ -78,7 +78,7 @@ export async function decideCheck(
   config: EdgeConfig,
   check: GateCheck,
   applyRate: ApplyRate,
-): Promise<{ decision: Decision; checkId: string }> {
+): Promise<{ decision: GateVerdict; checkId: string }> {
   const { request, limit, nowMs } = check;
   const home = homeOf(check.caller);
   const checkId = checkIdInShard(check.newId(), home.shard);
@@ -88,7 +88,7 @@ export async function decideCheck(
     license_token_hash: check.licenseTokenHash,
   };
   const [indexed, audited] = await Promise.all([readVoiceFromKv(env.EDGE_INDEX, request.voice_id), auditedCaller(config, check.caller)]);
-  const auditRecord = (decision: Decision): AuditRecord => ({
+  const auditRecord = (decision: GateVerdict): AuditRecord => ({
     check_id: checkId,
     kind: 'gate.decision',
     decided_at: new Date(nowMs).toISOString(),

@@ -16,8 +16,12 @@ export interface DecideInput extends GateQuery {
   now_ms: number;
 }
 
-/** What the gate answers on: a refusal or unknown voice as judged, or an approval with its token. */
-export type Decision =
+/**
+ * What the gate answers on: a refusal or unknown voice as judged, or an approval with its token.
+ * Named apart from the audit log's `Decision` (allow / deny / unresolved, shared-schema) and the rate
+ * window's `RateDecision` (admitted or not): three different things a reader would otherwise confuse.
+ */
+export type GateVerdict =
   | Exclude<Evaluation, { outcome: 'approved' }>
   | { outcome: 'approved'; consent_status: 'active'; license_status: 'licensed'; token: string; jti: string; expires_at: string };
 

@@ -1,6 +1,6 @@
 import type { Decision as AuditDecision, GateVariant, PreSynthesisCheckResult } from '@vip/shared-schema';
 import type { EdgeConfig } from '../config.js';
-import type { Decision } from './outcomes.js';
+import type { GateVerdict } from './outcomes.js';
 
 /**
  * `license_url`: the licensing page with the voice as a query parameter (docs/CONTRACT.md#gate-results). The URL is
@@ -51,7 +51,7 @@ export interface Shaped {
 export function shapeResult(
   config: EdgeConfig,
   variant: GateVariant,
-  decision: Decision,
+  decision: GateVerdict,
   voiceId: string,
   checkId: string,
   nowMs: number,
@@ -90,7 +90,7 @@ export function shapeResult(
 }
 
 /** The audit's words for a decision (docs/CONTRACT.md#gate-results, docs/CONTRACT.md#states-and-gate-rules): decision, action, reason and statuses. */
-export function auditFields(decision: Decision): {
+export function auditFields(decision: GateVerdict): {
   decision: AuditDecision;
   action: 'authorized' | 'authorization_denied' | 'no_registry_record';
   reason: string | null;

@@ -4,7 +4,7 @@ import { configFor } from '../config.js';
 import { mirrorVoiceToKv, type StoredVoice } from '../edge-index/voices.js';
 import type { Env } from '../env.js';
 import { signAuthorizationToken } from '../gate/authorization-token.js';
-import type { DecideInput, Decision, Redemption } from '../gate/outcomes.js';
+import type { DecideInput, GateVerdict, Redemption } from '../gate/outcomes.js';
 import { evaluate, type GateQuery } from '../gate/rules.js';
 import { holdAtDesk, recordFromHome } from './voice-gate-client.js';
 
@@ -86,7 +86,7 @@ export class VoiceGate extends DurableObject<Env> {
   }
 
   /** Desk: judges on the state held here, never on KV; an approval comes back with its token. */
-  async decide(input: DecideInput): Promise<Decision> {
+  async decide(input: DecideInput): Promise<GateVerdict> {
     const record = await this.heldRecord(input.voice_id, input.platform_name);
     const evaluation = evaluate(record, input, input.now_ms);
     if (evaluation.outcome !== 'approved') return evaluation;

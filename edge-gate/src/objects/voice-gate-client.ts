@@ -1,7 +1,7 @@
 import type { SyncUpdate } from '@vip/shared-schema';
 import type { StoredVoice } from '../edge-index/voices.js';
 import type { Env } from '../env.js';
-import type { DecideInput, Decision, Redemption } from '../gate/outcomes.js';
+import type { DecideInput, GateVerdict, Redemption } from '../gate/outcomes.js';
 
 /**
  * The VoiceGate objects of a voice: its home, which takes index updates, and one desk per platform,
@@ -27,7 +27,7 @@ export function recordFromHome(env: Env, voiceId: string, platformName: string):
 }
 
 /** Confirms a possible approval (and issues its token) at the desk of the voice and the asking platform. */
-export function decideAtVoiceGate(env: Env, input: DecideInput): Promise<Decision> {
+export function decideAtVoiceGate(env: Env, input: DecideInput): Promise<GateVerdict> {
   return desk(env, input.voice_id, input.platform_name).decide(input);
 }
 

@@ -2,7 +2,7 @@ import type { DemoOutcomeVariantA, DemoOutcomeVariantB, DemoResponse, PreSynthes
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { enforceLimit } from '../admission/limits.js';
 import type { EdgeConfig } from '../config.js';
-import type { Decision } from '../gate/outcomes.js';
+import type { GateVerdict } from '../gate/outcomes.js';
 import { licenseUrl, shapeResult } from '../gate/results.js';
 import type { MountRecord } from '../http/mount-record.js';
 
@@ -77,7 +77,7 @@ const EXAMPLE_TOKEN = 'example-authorization-token.a-compact-JWS-signed-by-the-g
  * function as real answers (so the variant's fields, the approval_token alias and license_url match).
  */
 function productionResponses(config: EdgeConfig, voiceId: string, newId: () => string, nowMs: number) {
-  const shape = (decision: Decision) => shapeResult(config, config.variant, decision, voiceId, newId(), nowMs).body;
+  const shape = (decision: GateVerdict) => shapeResult(config, config.variant, decision, voiceId, newId(), nowMs).body;
   const expiresAt = new Date((Math.floor(nowMs / 1000) + config.authorizationTokenTtlSeconds) * 1000).toISOString();
   const approved = { consent_status: 'active', license_status: 'licensed' } as const;
   return {
