@@ -300,7 +300,7 @@ describe('the origin client', () => {
         status: 'ready',
         speech_seconds: 12.5,
         quality: {
-          files: [{ duration_seconds: 14, speech_seconds: 12.5, clipping_ratio: 0, snr_db: 30 }],
+          files: [{ filename: 'narrator.wav', duration_seconds: 14, speech_seconds: 12.5, clipping_ratio: 0, snr_db: 30 }],
           clipping_ratio: 0,
           snr_db: 30,
           warnings: [],
