@@ -50,3 +50,24 @@ export async function insertEnrolledVoice(
   await insertEmbedding(db, { voiceId: id, ownerId, model: enrollment.model, embedding: enrollment.embedding });
   return id;
 }
+
+/** A unit vector at exactly `cosine` from `probe`: the probe's direction plus an orthogonal part. */
+function vectorAtCosine(probe: Float32Array, cosine: number): Float32Array {
+  const norm = Math.hypot(...probe);
+  const unit = Array.from(probe, (x) => x / norm);
+  const along = unit[0]!;
+  const orthogonal = unit.map((_, i) => (i === 0 ? 1 : 0) - along * unit[i]!);
+  const orthogonalNorm = Math.hypot(...orthogonal);
+  return Float32Array.from(unit, (x, i) => cosine * x + Math.sqrt(1 - cosine ** 2) * (orthogonal[i]! / orthogonalNorm));
+}
+
+/**
+ * An enrolled voice whose voiceprint sits at exactly `cosine` from `probe` under `model`: lets a test
+ * land an enrollment below, inside or above the identity-conflict review band.
+ */
+export async function insertVoiceAtCosine(db: Executor, ownerId: string, model: string, probe: Float32Array, cosine: number) {
+  const id = randomUUID();
+  await db.insert(voices).values({ id, ownerId, name: 'Protected voice', status: 'ready', model, speechSeconds: 30, quality: {} });
+  await insertEmbedding(db, { voiceId: id, ownerId, model, embedding: vectorAtCosine(probe, cosine) });
+  return id;
+}

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { domainEvents, edgeOutbox, voiceEmbeddings, voices } from '../db/schema.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { audioForm, EMBEDDING_LIKE, silentWav, speakerRecordings, startReviewBandEngine } from '../testing/voiceprint.js';
+import { insertVoiceAtCosine } from '../testing/voices.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
 
 /*
@@ -61,33 +62,9 @@ function expectProblem(response: LightMyRequestResponse, status: number, code: s
   expect(response.json().code).toBe(code);
 }
 
-/** A unit vector at exactly `cosine` from the probe. */
-function atCosine(cosine: number): number[] {
-  const norm = Math.hypot(...probe);
-  const unit = Array.from(probe, (x) => x / norm);
-  const along = unit[0]!;
-  const orthogonal = unit.map((_, i) => (i === 0 ? 1 : 0) - along * unit[i]!);
-  const orthogonalNorm = Math.hypot(...orthogonal);
-  return unit.map((x, i) => cosine * x + Math.sqrt(1 - cosine ** 2) * (orthogonal[i]! / orthogonalNorm));
-}
-
 /** Another owner's voice under the current model, its voiceprint at `cosine` from the recordings'. */
-async function otherOwnersVoice(cosine: number): Promise<string> {
-  const owner = await loggedIn(origin);
-  const id = randomUUID();
-  await origin.database.db.insert(voices).values({
-    id,
-    ownerId: owner.userId,
-    name: 'Protected voice',
-    status: 'ready',
-    model: engine.model.name,
-    speechSeconds: 30,
-    quality: {},
-  });
-  const embedding = `[${atCosine(cosine).join(',')}]`;
-  await origin.database.db.insert(voiceEmbeddings).values({ voiceId: id, ownerId: owner.userId, model: engine.model.name, embedding });
-  return id;
-}
+const otherOwnersVoice = async (cosine: number) =>
+  insertVoiceAtCosine(origin.database.db, (await loggedIn(origin)).userId, engine.model.name, probe, cosine);
 
 /**
  * An owner's voice with synthesis consent and a live licence, whose voiceprint is then marked as made

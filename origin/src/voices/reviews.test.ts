@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { auditPending, biometricConsents, domainEvents, edgeOutbox, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { audioForm, EMBEDDING_LIKE, speakerRecordings, startReviewBandEngine } from '../testing/voiceprint.js';
+import { insertVoiceAtCosine } from '../testing/voices.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
 
 /*
@@ -63,33 +64,9 @@ function expectProblem(response: LightMyRequestResponse, status: number, code: s
   return response.json() as { detail: string; errors?: { field: string; message: string }[] };
 }
 
-/** A unit vector at exactly `cosine` from the probe: the probe's direction plus an orthogonal part. */
-function atCosine(cosine: number): number[] {
-  const norm = Math.hypot(...probe);
-  const unit = Array.from(probe, (x) => x / norm);
-  const axis = unit.map((_, i) => (i === 0 ? 1 : 0));
-  const along = unit[0]!;
-  const orthogonal = axis.map((x, i) => x - along * unit[i]!);
-  const orthogonalNorm = Math.hypot(...orthogonal);
-  return unit.map((x, i) => cosine * x + Math.sqrt(1 - cosine ** 2) * (orthogonal[i]! / orthogonalNorm));
-}
-
 /** Another owner's enrolled voice whose voiceprint sits at `cosine` from the probe. */
-async function protectedVoice(owner: Owner, cosine: number): Promise<string> {
-  const id = randomUUID();
-  await origin.database.db.insert(voices).values({
-    id,
-    ownerId: owner.userId,
-    name: 'Protected voice',
-    status: 'ready',
-    model: engine.model.name,
-    speechSeconds: 30,
-    quality: {},
-  });
-  const embedding = `[${atCosine(cosine).join(',')}]`;
-  await origin.database.db.insert(voiceEmbeddings).values({ voiceId: id, ownerId: owner.userId, model: engine.model.name, embedding });
-  return id;
-}
+const protectedVoice = (owner: Owner, cosine: number) =>
+  insertVoiceAtCosine(origin.database.db, owner.userId, engine.model.name, probe, cosine);
 
 async function enroll(owner: Owner) {
   const consent = await inject({
