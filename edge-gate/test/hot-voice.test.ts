@@ -47,19 +47,23 @@ async function approvalsOf(keys: PlatformKey[], voiceId: string): Promise<string
 
 const redeem = (key: PlatformKey, token: string) => SELF.fetch(`${EDGE}${REDEEM_PATH}`, jsonPost({ token }, { 'x-api-key': key.apiKey }));
 
-/** The tokens a platform's desk of the voice holds. */
-const tokensAtDesk = (voiceId: string, platformName: string) =>
-  runInDurableObject(env.VOICE_GATE.get(env.VOICE_GATE.idFromName(`desk:${voiceId}:${platformName}`)), async (_gate: VoiceGate, state) => [
-    ...(await state.storage.list({ prefix: 'token:' })).keys(),
-  ]);
+/** What a platform's desk of the voice keeps for its tokens: the key of its seals, and serials reserved. */
+const deskOf = (voiceId: string, platformName: string) =>
+  runInDurableObject(env.VOICE_GATE.get(env.VOICE_GATE.idFromName(`desk:${voiceId}:${platformName}`)), async (_gate: VoiceGate, state) => ({
+    sealKey: (await state.storage.get('seal_key')) !== undefined,
+    serialsReserved: (await state.storage.get<number>('serials_reserved')) ?? 0,
+  }));
 
 describe('a hot voice: approvals spread over one desk per licensed platform', { timeout: 60_000 }, () => {
   it("issues each platform's tokens at that platform's own desk", async () => {
     const { keys, record } = await hotVoice();
-    await approvalsOf(keys, record.voice_id);
-    const desks = await Promise.all(keys.map((key) => tokensAtDesk(record.voice_id, key.platformName)));
-    expect(desks.map((tokens) => tokens.length)).toEqual(keys.map(() => 1));
-    expect(await tokensAtDesk(record.voice_id, 'Never Licensed')).toEqual([]);
+    const tokens = await approvalsOf(keys, record.voice_id);
+    const desks = await Promise.all(keys.map((key) => deskOf(record.voice_id, key.platformName)));
+    expect(desks).toEqual(keys.map(() => ({ sealKey: true, serialsReserved: 4096 })));
+    expect(await deskOf(record.voice_id, 'Never Licensed')).toEqual({ sealKey: false, serialsReserved: 0 });
+    // Each token is its own desk's: redeemed there once, by its platform.
+    const answers = await Promise.all(keys.map((key, index) => redeem(key, tokens[index]!)));
+    expect(answers.map((answer) => answer.status)).toEqual(keys.map(() => 200));
   });
 
   it('stops every approval and every outstanding token once a withdrawal is acknowledged, even against a lagging KV copy', async () => {
@@ -85,6 +89,7 @@ describe('a hot voice: approvals spread over one desk per licensed platform', { 
     const answers = await Promise.all(keys.map(async (key) => (await ask(key, record.voice_id)).json()));
     expect(answers.every((answer) => (answer as { status?: string }).status !== 'approved')).toBe(true);
     await Promise.all(keys.map(async (key, index) => expectProblem(await redeem(key, tokens[index]!), 410, 'token_revoked')));
-    expect(await Promise.all(keys.map((key) => tokensAtDesk(record.voice_id, key.platformName)))).toEqual(keys.map(() => []));
+    const desks = await Promise.all(keys.map((key) => deskOf(record.voice_id, key.platformName)));
+    expect(desks.map((desk) => desk.sealKey)).toEqual(keys.map(() => false));
   });
 });

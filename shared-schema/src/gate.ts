@@ -68,6 +68,8 @@ export const authorizationTokenClaimsSchema = z.object({
   platform: z.string(),
   intended_use: z.enum(INTENDED_USES),
   check_id: uuid,
+  /** Who may redeem the token (the authorized party): `platform:<name>`, `user:<id>` or `anonymous` (anyone). */
+  azp: z.string(),
   iat: z.number().int(),
   exp: z.number().int(),
 });

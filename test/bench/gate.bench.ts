@@ -23,7 +23,7 @@ type PathName = 'no_record' | 'blocked' | 'approval';
  * The floor of a path: the least a Worker must do to give that answer as the design requires
  * (test/bench/fixtures/floor). A no-record or blocked decision must be stored durably before the
  * answer: one Durable Object call storing one row. An approval must also come from the voice's
- * own object, which signs an Ed25519 token and stores it for single use: two object calls.
+ * own object, which signs an Ed25519 token (single use costs nothing at issue): two object calls.
  */
 type FloorName = 'durable' | 'approval';
 const FLOORS: Record<FloorName, string> = {
@@ -89,14 +89,15 @@ const WINDOW_ROWS = 0.31;
 
 /**
  * Now: the record (it carries its caller's window count), its deletion on acknowledgement and the
- * window rows above, plus for an approval the token's row and its purge. KV: a live key is read
+ * window rows above; an approval writes nothing more (its desk seals the token instead of storing
+ * it; a redemption writes the token's bit, as it wrote the token's row before). KV: a live key is read
  * once a minute and a voice once in 5 s per isolate; at this bench's 64 keys and 64 voices per path
  * and 1,000 requests a second, about 0.014 reads per request.
  */
 const NOW: Record<PathName, Omit<Operations, 'cpuUs'>> = {
   no_record: { objectRequests: 1, rowsWritten: 2 + WINDOW_ROWS, kvReads: 0.014 },
   blocked: { objectRequests: 1, rowsWritten: 2 + WINDOW_ROWS, kvReads: 0.014 },
-  approval: { objectRequests: 2, rowsWritten: 4 + WINDOW_ROWS, kvReads: 0.014 },
+  approval: { objectRequests: 2, rowsWritten: 2 + WINDOW_ROWS, kvReads: 0.014 },
 };
 
 const usdPerMillion = (ops: Operations) =>
@@ -198,7 +199,7 @@ const bench: Bench = {
     '(/dev/shm): on this shared disk every storage commit waits for a sync whose cost swings with other jobs, and production',
     'storage is not this disk. The floor (`test/bench/fixtures/floor`) does only what the design requires: for a no-record or',
     "blocked answer, one Durable Object call (to the caller's home shard) storing one row; for an approval, first a call to the",
-    "voice's object that signs an Ed25519 token and stores it for single use, then that row. hello-world",
+    "voice's object that signs an Ed25519 token (nothing stored: single use is paid at redemption), then that row. hello-world",
     '(`test/bench/fixtures/hello-world`) answers with a fixed text. All three get the very same requests.',
     `autocannon drives ${CONNECTIONS} keep-alive connections, closed loop. Each round runs hello, durable floor, no-record, blocked,`,
     'durable floor, approval floor, approval, approval floor, hello; a path is divided by the mean of its floor runs on either side',
@@ -383,14 +384,15 @@ const bench: Bench = {
             'A gate request also routes through Hono and its middleware (request id and log line, settings, authentication, body limit),',
             'hashes the API key, validates the body with zod, reads its API key and voice from the per-isolate memo (KV once a minute per',
             'live key and once in 5 s per voice), and its home AuditOutbox call checks the key, counts the window and stores the record',
-            'with the count (one row); an approval adds the desk call that re-judges on the record it holds in memory, signs and stores',
-            'the token.',
+            'with the count (one row); an approval adds the desk call that re-judges on the record it holds in memory, seals the token id',
+            '(HMAC) and signs the token.',
           ].join(' '),
           [
             "Cost per million checks: Cloudflare's published prices (Worker request $0.30, CPU $0.02 per million ms, Durable Object",
             'request $0.15, SQLite row written $1.00, KV read $0.50, per million) times what each path performs: before issue 17, 5 rows',
             '(7 with the token and its purge) and about one KV read per request; now 2 rows (the record and its deletion) plus about',
-            `${WINDOW_ROWS} window rows at this traffic (at most 1), 2 more with the token, and about 0.014 KV reads; object duration left out`,
+            `${WINDOW_ROWS} window rows at this traffic (at most 1), none more for an approval (its token is sealed, not stored), and about`,
+            '0.014 KV reads; object duration left out',
             '(an object under load serves every request in the same second: about $0.002 per million).',
           ].join(' '),
         ],

@@ -113,7 +113,6 @@ export async function decideCheck(
     ...query,
     voice_id: request.voice_id,
     check_id: checkId,
-    jti: check.newId(),
     holder: holderOf(check.caller),
     now_ms: nowMs,
   });

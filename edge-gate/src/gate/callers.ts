@@ -43,9 +43,15 @@ export function platformRefusal(caller: Caller, platformName: string): string | 
   return null;
 }
 
-/** Who may redeem a token issued to this caller: the same platform or user; anyone for anonymous. */
+/** The holder of a token issued to an anonymous caller: anyone may redeem it. */
+const ANYONE = 'anonymous';
+
+/** Who may redeem a token issued to this caller (its `azp`): the same platform or user; anyone for anonymous. */
 export const holderOf = (caller: Caller): string =>
-  caller.kind === 'platform' ? `platform:${caller.platform_name}` : caller.kind === 'user' ? `user:${caller.user_id}` : 'anonymous';
+  caller.kind === 'platform' ? `platform:${caller.platform_name}` : caller.kind === 'user' ? `user:${caller.user_id}` : ANYONE;
+
+/** Whether this caller may redeem a token held by `holder` (the token's `azp`). */
+export const mayRedeem = (caller: Caller, holder: string): boolean => holder === ANYONE || holder === holderOf(caller);
 
 /** The audit names a caller without secrets; an anonymous IP only as a keyed hash. */
 export async function auditedCaller(config: EdgeConfig, caller: Caller): Promise<Pick<AuditRecord, 'caller_type' | 'caller_id'>> {

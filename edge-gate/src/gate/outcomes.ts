@@ -10,8 +10,7 @@ import type { Evaluation, GateQuery } from './rules.js';
 export interface DecideInput extends GateQuery {
   voice_id: string;
   check_id: string;
-  jti: string;
-  /** Who may redeem the token (see gate/callers.ts holderOf). */
+  /** Who may redeem the token (see gate/callers.ts holderOf); the token names it as `azp`. */
   holder: string;
   now_ms: number;
 }
@@ -28,4 +27,4 @@ export type GateVerdict =
 /** A home shard's answer to a request: the key it came with is revoked, or the limit's decision. */
 export type ShardAdmission = { keyRevoked: true } | { keyRevoked: false; rate: RateDecision };
 
-export type Redemption = 'redeemed' | 'already_used' | 'revoked' | 'not_holder' | 'unknown';
+export type Redemption = 'redeemed' | 'already_used' | 'revoked' | 'unknown';

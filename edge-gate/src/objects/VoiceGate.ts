@@ -1,25 +1,31 @@
 import { DurableObject } from 'cloudflare:workers';
-import type { VoiceIndexRecord } from '@vip/shared-schema';
+import type { AuthorizationTokenClaims, VoiceIndexRecord } from '@vip/shared-schema';
 import { configFor } from '../config.js';
 import { mirrorVoiceToKv, type StoredVoice } from '../edge-index/voices.js';
 import type { Env } from '../env.js';
 import { signAuthorizationToken } from '../gate/authorization-token.js';
 import type { DecideInput, GateVerdict, Redemption } from '../gate/outcomes.js';
-import { evaluate, type GateQuery } from '../gate/rules.js';
+import { evaluate } from '../gate/rules.js';
+import { importSealKey, isSealOf, MAX_SERIAL, newSealKey, type SealedGrant, seal, serialOf } from '../gate/token-serial.js';
 import { holdAtDesk, recordFromHome } from './voice-gate-client.js';
 
 const VOICE_KEY = 'voice';
 /** In a voice's home: every platform whose desk holds the voice's record (desks are opened, never closed). */
 const DESKS_KEY = 'desks';
-const TOKEN_PREFIX = 'token:';
-/** Redeemed and unredeemed token entries are kept this long past `exp`, then purged by the alarm. */
-const TOKEN_RETENTION_MS = 10 * 60_000;
+/** In a desk: the key of its seals (gate/token-serial.ts), made on its first approval. */
+const SEAL_KEY = 'seal_key';
+/** In a desk: the first serial number not yet reserved; serials are reserved a block at a time. */
+const SERIALS_RESERVED_KEY = 'serials_reserved';
+/** In a desk: one entry per block of serials with a redeemed token, its bits set for those redeemed. */
+const REDEEMED_PREFIX = 'redeemed:';
+const SERIALS_PER_BLOCK = 4096;
+/** A redeemed token's bit is kept this long past the token's `exp`, then purged by the alarm. */
+const REDEEMED_RETENTION_MS = 10 * 60_000;
 
-interface IssuedToken {
-  holder: string;
-  query: GateQuery;
-  exp_ms: number;
-  redeemed_at: number | null;
+interface RedeemedBlock {
+  bits: Uint8Array;
+  /** When every token redeemed in this block is past `exp` and its retention: the block may go. */
+  keep_until_ms: number;
 }
 
 /**
@@ -68,12 +74,18 @@ export class VoiceGate extends DurableObject<Env> {
     return (await this.storedVoice()) ?? NO_RECORD;
   }
 
-  /** Desk: keeps the voice's record unless a newer or equal version is held. Erasure voids the desk's tokens. */
+  /**
+   * Desk: keeps the voice's record unless a newer or equal version is held. Erasure voids the desk's
+   * tokens: its seal key and redeemed bits go, so no earlier token matches a seal again.
+   */
   async holdRecord(stored: StoredVoice): Promise<void> {
     const current = await this.storedVoice();
     if (current && current.version >= stored.version) return;
     await this.keepVoice(stored);
-    if (!stored.record) await this.deleteKeys([...(await this.ctx.storage.list({ prefix: TOKEN_PREFIX })).keys()]);
+    if (stored.record) return;
+    this.sealKeyLoad = undefined;
+    this.redeemedBlocks.clear();
+    await this.deleteKeys([SEAL_KEY, ...(await this.ctx.storage.list({ prefix: REDEEMED_PREFIX })).keys()]);
   }
 
   /** Desk: the record held here, asked of the home on the desk's first question. */
@@ -85,7 +97,10 @@ export class VoiceGate extends DurableObject<Env> {
     return ((await this.storedVoice()) ?? opened).record;
   }
 
-  /** Desk: judges on the state held here, never on KV; an approval comes back with its token. */
+  /**
+   * Desk: judges on the state held here, never on KV; an approval comes back with its token. Nothing
+   * is stored per token: its `jti` is the desk's seal on it (gate/token-serial.ts).
+   */
   async decide(input: DecideInput): Promise<GateVerdict> {
     const record = await this.heldRecord(input.voice_id, input.platform_name);
     const evaluation = evaluate(record, input, input.now_ms);
@@ -94,40 +109,112 @@ export class VoiceGate extends DurableObject<Env> {
     const config = configFor(this.env);
     const iat = Math.floor(input.now_ms / 1000);
     const exp = iat + config.authorizationTokenTtlSeconds;
-    const token = await signAuthorizationToken(config, {
-      jti: input.jti,
+    const grant: SealedGrant = {
       voice_id: input.voice_id,
       platform: input.platform_name,
       intended_use: input.intended_use,
       check_id: input.check_id,
+      azp: input.holder,
       iat,
       exp,
-    });
-    const query: GateQuery = {
-      platform_name: input.platform_name,
-      intended_use: input.intended_use,
       license_token_hash: input.license_token_hash,
     };
-    const issued: IssuedToken = { holder: input.holder, query, exp_ms: exp * 1000, redeemed_at: null };
-    await this.ctx.storage.put(TOKEN_PREFIX + input.jti, issued);
-    await this.schedulePurge(issued.exp_ms + TOKEN_RETENTION_MS);
-    return { ...evaluation, token, jti: input.jti, expires_at: new Date(exp * 1000).toISOString() };
+    const [key, serial] = await Promise.all([this.sealKey(), this.nextSerial()]);
+    const jti = await seal(key, serial, grant);
+    const { license_token_hash: _bound, ...claims } = grant;
+    const token = await signAuthorizationToken(config, { ...claims, jti });
+    return { ...evaluation, token, jti, expires_at: new Date(exp * 1000).toISOString() };
   }
 
   /**
-   * Single use: the read and the write below have no other I/O between them, and storage calls
-   * hold the object's input gate, so concurrent redemptions of one token run strictly one by one.
-   * A token whose consent or licence has since been withdrawn is refused as `revoked`.
+   * Single use: after the last wait (the seal check and the block's read), checking the token's bit
+   * and setting it run with no I/O between them, and concurrent redemptions share one copy of the
+   * block, so exactly one of them finds the bit clear. A token whose consent or licence has since
+   * been withdrawn is refused as `revoked`; one this desk never sealed, or sealed before the voice was
+   * erased, is `unknown`. Who may redeem it (`azp`) is the route's check: the seal covers it.
    */
-  async redeem(jti: string, holder: string, nowMs: number): Promise<Redemption> {
-    const issued = await this.ctx.storage.get<IssuedToken>(TOKEN_PREFIX + jti);
-    if (!issued) return 'unknown';
-    if (issued.holder !== 'anonymous' && issued.holder !== holder) return 'not_holder';
-    if (issued.redeemed_at !== null) return 'already_used';
+  async redeem(claims: AuthorizationTokenClaims, nowMs: number): Promise<Redemption> {
     const record = (await this.storedVoice())?.record ?? null;
-    if (evaluate(record, issued.query, nowMs).outcome !== 'approved') return 'revoked';
-    await this.ctx.storage.put(TOKEN_PREFIX + jti, { ...issued, redeemed_at: nowMs } satisfies IssuedToken);
+    const serial = serialOf(claims.jti);
+    if (!record || serial === null) return 'unknown';
+    const boundTo = await this.licenceTokenSealed(claims, record);
+    if (boundTo === undefined) return 'unknown';
+    const blockKey = REDEEMED_PREFIX + Math.floor(serial / SERIALS_PER_BLOCK);
+    const block = await this.redeemedBlock(blockKey);
+    const bit = serial % SERIALS_PER_BLOCK;
+    const mask = 1 << (bit % 8);
+    if (block.bits[bit >> 3]! & mask) return 'already_used';
+    const query = { platform_name: claims.platform, intended_use: claims.intended_use, license_token_hash: boundTo };
+    if (evaluate(record, query, nowMs).outcome !== 'approved') return 'revoked';
+    block.bits[bit >> 3]! |= mask;
+    block.keep_until_ms = Math.max(block.keep_until_ms, claims.exp * 1000 + REDEEMED_RETENTION_MS);
+    await this.ctx.storage.put(blockKey, block);
+    await this.schedulePurge(block.keep_until_ms);
     return 'redeemed';
+  }
+
+  /**
+   * The licence token hash the token was sealed with (null: none), found among the hashes this
+   * platform's licences carry; undefined when no candidate matches the seal. A licence since
+   * removed from the record leaves its tokens unmatched, which is as refused as revoked.
+   */
+  private async licenceTokenSealed(claims: AuthorizationTokenClaims, record: VoiceIndexRecord): Promise<string | null | undefined> {
+    const key = await this.sealKey();
+    const { jti, iss: _issuer, ...granted } = claims;
+    const candidates = new Set<string | null>([null]);
+    for (const licence of record.licenses) if (licence.platform_name === claims.platform) candidates.add(licence.token_hash);
+    for (const license_token_hash of candidates)
+      if (await isSealOf(key, jti, { ...granted, license_token_hash })) return license_token_hash;
+    return undefined;
+  }
+
+  /** Redeemed-token blocks as read or written here, shared by concurrent redemptions (see redeem). */
+  private readonly redeemedBlocks = new Map<string, Promise<RedeemedBlock>>();
+
+  private redeemedBlock(key: string): Promise<RedeemedBlock> {
+    let block = this.redeemedBlocks.get(key);
+    if (!block) {
+      block = this.ctx.storage
+        .get<RedeemedBlock>(key)
+        .then((stored) => stored ?? { bits: new Uint8Array(SERIALS_PER_BLOCK / 8), keep_until_ms: 0 });
+      this.redeemedBlocks.set(key, block);
+    }
+    return block;
+  }
+
+  /** The desk's seal key, made and stored on first use; one promise, so concurrent first uses agree. */
+  private sealKeyLoad: Promise<CryptoKey> | undefined;
+
+  private sealKey(): Promise<CryptoKey> {
+    this.sealKeyLoad ??= (async () => {
+      let raw = await this.ctx.storage.get<Uint8Array>(SEAL_KEY);
+      if (!raw) {
+        raw = newSealKey();
+        await this.ctx.storage.put(SEAL_KEY, raw);
+      }
+      return importSealKey(raw);
+    })();
+    return this.sealKeyLoad;
+  }
+
+  /**
+   * Serials are reserved in blocks: one write per 4,096 approvals, and an evicted instance's unused
+   * reservation is skipped, so no serial is handed out twice.
+   */
+  private serials: { next: number; reservedUntil: number } | undefined;
+
+  private async nextSerial(): Promise<number> {
+    if (!this.serials) {
+      const reserved = (await this.ctx.storage.get<number>(SERIALS_RESERVED_KEY)) ?? 0;
+      this.serials ??= { next: reserved, reservedUntil: reserved };
+    }
+    const serials = this.serials;
+    if (serials.next < serials.reservedUntil) return serials.next++;
+    if (serials.reservedUntil + SERIALS_PER_BLOCK > MAX_SERIAL) throw new Error('This desk has used every serial number.');
+    serials.reservedUntil += SERIALS_PER_BLOCK;
+    const serial = serials.next++;
+    await this.ctx.storage.put(SERIALS_RESERVED_KEY, serials.reservedUntil);
+    return serial;
   }
 
   /**
@@ -149,22 +236,33 @@ export class VoiceGate extends DurableObject<Env> {
   /** When the purge alarm is set, as last read or written here; undefined until known. */
   private purgeAt: number | null | undefined;
 
+  /**
+   * Purges the blocks whose redeemed tokens are all past their retention. Each is judged on the copy
+   * redemptions use (which may be newer than the listed one) and dropped from memory with the same
+   * step, and every delete is issued before anything else can run, so no redemption sets a bit in a
+   * block that is then deleted.
+   */
   override async alarm(): Promise<void> {
     this.purgeAt = undefined;
+    const keys = [...(await this.ctx.storage.list({ prefix: REDEEMED_PREFIX })).keys()];
+    const blocks = await Promise.all(keys.map((key) => this.redeemedBlock(key)));
     const now = Date.now();
-    const tokens = await this.ctx.storage.list<IssuedToken>({ prefix: TOKEN_PREFIX });
     let next = Number.POSITIVE_INFINITY;
     const expired: string[] = [];
-    for (const [key, token] of tokens) {
-      const purgeAt = token.exp_ms + TOKEN_RETENTION_MS;
-      if (purgeAt <= now) expired.push(key);
-      else next = Math.min(next, purgeAt);
-    }
-    await this.deleteKeys(expired);
+    keys.forEach((key, i) => {
+      const keepUntil = blocks[i]!.keep_until_ms;
+      if (keepUntil > now) next = Math.min(next, keepUntil);
+      else {
+        expired.push(key);
+        this.redeemedBlocks.delete(key);
+      }
+    });
+    const deleted = this.deleteKeys(expired);
     if (Number.isFinite(next)) await this.ctx.storage.setAlarm(next);
+    await deleted;
   }
 
-  /** Every approval asks for a purge; the alarm time is kept in memory so most ask no storage. */
+  /** Every redemption asks for a purge; the alarm time is kept in memory so most ask no storage. */
   private async schedulePurge(at: number): Promise<void> {
     if (this.purgeAt === undefined) this.purgeAt = await this.ctx.storage.getAlarm();
     if (this.purgeAt === null || this.purgeAt > at) {
@@ -173,9 +271,11 @@ export class VoiceGate extends DurableObject<Env> {
     }
   }
 
-  /** storage.delete takes at most 128 keys a call. */
+  /** storage.delete takes at most 128 keys a call; every call is issued at once, in order. */
   private async deleteKeys(keys: string[]): Promise<void> {
-    for (let i = 0; i < keys.length; i += 128) await this.ctx.storage.delete(keys.slice(i, i + 128));
+    const calls: Promise<number>[] = [];
+    for (let i = 0; i < keys.length; i += 128) calls.push(this.ctx.storage.delete(keys.slice(i, i + 128)));
+    await Promise.all(calls);
   }
 }
 

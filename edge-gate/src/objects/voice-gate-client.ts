@@ -1,4 +1,4 @@
-import type { SyncUpdate } from '@vip/shared-schema';
+import type { AuthorizationTokenClaims, SyncUpdate } from '@vip/shared-schema';
 import type { StoredVoice } from '../edge-index/voices.js';
 import type { Env } from '../env.js';
 import type { DecideInput, GateVerdict, Redemption } from '../gate/outcomes.js';
@@ -32,11 +32,6 @@ export function decideAtVoiceGate(env: Env, input: DecideInput): Promise<GateVer
 }
 
 /** Redeems a token, once, at the desk that issued it: the voice's and the platform's it names. */
-export function redeemAtVoiceGate(
-  env: Env,
-  claims: { voice_id: string; platform: string; jti: string },
-  holder: string,
-  nowMs: number,
-): Promise<Redemption> {
-  return desk(env, claims.voice_id, claims.platform).redeem(claims.jti, holder, nowMs);
+export function redeemAtVoiceGate(env: Env, claims: AuthorizationTokenClaims, nowMs: number): Promise<Redemption> {
+  return desk(env, claims.voice_id, claims.platform).redeem(claims, nowMs);
 }

@@ -3,7 +3,7 @@ import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { countRequest } from '../admission/gate-check.js';
 import { gateAuthentication } from '../auth/authenticate.js';
 import { verifyAuthorizationToken } from '../gate/authorization-token.js';
-import { auditedCaller, gateLimit, holderOf } from '../gate/callers.js';
+import { auditedCaller, gateLimit, mayRedeem } from '../gate/callers.js';
 import type { Redemption } from '../gate/outcomes.js';
 import { jsonBody, jsonBodyLimit } from '../http/json-body.js';
 import type { MountRecord } from '../http/mount-record.js';
@@ -13,7 +13,7 @@ import { redeemAtVoiceGate } from '../objects/voice-gate-client.js';
 
 const contract = edgeRoutes.redeem;
 
-const REFUSALS: Record<Exclude<Redemption, 'redeemed'>, () => ProblemError> = {
+const REFUSALS: Record<Exclude<Redemption, 'redeemed'> | 'not_holder', () => ProblemError> = {
   already_used: () => new ProblemError('token_already_used', 'This authorization token has already been redeemed.'),
   revoked: () => new ProblemError('token_revoked', 'The consent or licence behind this token has been withdrawn.'),
   unknown: () => new ProblemError('token_revoked', 'This token is no longer known to the gate; the voice may have been erased.'),
@@ -35,9 +35,10 @@ export function mountRedeem(mounts: MountRecord) {
     const nowMs = runtime.now();
     const claims = await verifyAuthorizationToken(config, token, nowMs);
     if (caller.kind === 'platform' && caller.platform_name !== claims.platform) throw REFUSALS.not_holder();
+    if (!mayRedeem(caller, claims.azp)) throw REFUSALS.not_holder();
 
-    const outcome = await redeemAtVoiceGate(c.env, claims, holderOf(caller), nowMs);
-    if (outcome === 'not_holder' || outcome === 'unknown') throw REFUSALS[outcome]();
+    const outcome = await redeemAtVoiceGate(c.env, claims, nowMs);
+    if (outcome === 'unknown') throw REFUSALS.unknown();
 
     const redemptionCheckId = runtime.newId();
     const record: AuditRecord = {

@@ -1,0 +1,168 @@
+import { env, runDurableObjectAlarm, runInDurableObject, SELF } from 'cloudflare:test';
+import { importJWK, SignJWT } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { serialOf } from '../src/gate/token-serial.js';
+import { VoiceGate } from '../src/objects/VoiceGate.js';
+import {
+  decodeJwtPart,
+  EDGE,
+  edgeFetch,
+  expectProblem,
+  GATE_PATH,
+  jsonPost,
+  licence,
+  licensedVoice,
+  newPlatformKey,
+  type PlatformKey,
+  publishVoice,
+  voiceRecord,
+} from './support.js';
+
+/**
+ * A desk seals each token's `jti` instead of storing the token (docs/DECISIONS.md#approvals-a-seal-instead-of-a-row):
+ * approvals write nothing at the desk, yet only tokens the desk issued are redeemed, once each, on
+ * the licence they were bound to.
+ */
+const REDEEM_PATH = '/api/v1/protect/authorizations/redeem';
+const TWENTY_MINUTES_AGO = Date.now() - 20 * 60_000;
+
+const redeem = (key: PlatformKey, token: string, nowMs?: number) =>
+  nowMs === undefined
+    ? SELF.fetch(`${EDGE}${REDEEM_PATH}`, jsonPost({ token }, { 'x-api-key': key.apiKey }))
+    : edgeFetch(REDEEM_PATH, jsonPost({ token }, { 'x-api-key': key.apiKey }), { nowMs });
+
+async function approve(key: PlatformKey, voiceId: string, extra: { license_token?: string; nowMs?: number } = {}): Promise<string> {
+  const { nowMs, ...fields } = extra;
+  const body = { voice_id: voiceId, platform_name: key.platformName, intended_use: 'podcast', ...fields };
+  const answer = (await (await edgeFetch(GATE_PATH, jsonPost(body, { 'x-api-key': key.apiKey }), { nowMs })).json()) as {
+    status: string;
+    authorization_token: string;
+  };
+  expect(answer.status).toBe('approved');
+  return answer.authorization_token;
+}
+
+const deskStub = (voiceId: string, platformName: string) =>
+  env.VOICE_GATE.get(env.VOICE_GATE.idFromName(`desk:${voiceId}:${platformName}`));
+
+/** A token with the Worker's own signature (as with a leaked signing key) over `claims`. */
+async function signedLikeTheGate(claims: Record<string, unknown>, header: Record<string, unknown>): Promise<string> {
+  const key = await importJWK(JSON.parse(env.AUTH_TOKEN_PRIVATE_JWK as string), 'EdDSA');
+  return new SignJWT(claims).setProtectedHeader(header as { alg: string }).sign(key);
+}
+
+describe("a token's seal", () => {
+  it('is a version 8 UUID naming a serial, and the token names who may redeem it', async () => {
+    const key = await newPlatformKey();
+    const { voiceId } = await licensedVoice(key.platformName, ['podcast']);
+    const claims = decodeJwtPart((await approve(key, voiceId)).split('.')[1]!);
+    expect(claims.azp).toBe(`platform:${key.platformName}`);
+    expect(serialOf(claims.jti as string)).toBe(0);
+    expect(serialOf(decodeJwtPart((await approve(key, voiceId)).split('.')[1]!).jti as string)).toBe(1);
+  });
+
+  it('refuses a token the desk never sealed, even with the gate’s own signature', async () => {
+    const key = await newPlatformKey();
+    const { voiceId } = await licensedVoice(key.platformName, ['podcast', 'audiobook']);
+    const genuine = await approve(key, voiceId);
+    const [header, payload] = genuine.split('.');
+    const claims = decodeJwtPart(payload!);
+    const headerClaims = decodeJwtPart(header!);
+    const forgeries = [
+      { ...claims, jti: crypto.randomUUID() },
+      { ...claims, intended_use: 'audiobook' },
+      { ...claims, exp: (claims.exp as number) + 3600 },
+      { ...claims, azp: 'anonymous' },
+    ];
+    for (const forged of forgeries) {
+      await expectProblem(await redeem(key, await signedLikeTheGate(forged, headerClaims)), 410, 'token_revoked');
+    }
+    expect((await redeem(key, genuine)).status).toBe(200);
+  });
+
+  it('binds a token to the licence its licence token named: revoking that one refuses it, another licence does not save it', async () => {
+    const key = await newPlatformKey();
+    const named = await licence(key.platformName, ['podcast']);
+    const other = await licence(key.platformName, ['podcast']);
+    const record = voiceRecord({ licenses: [named, other] });
+    await publishVoice(record);
+    const bound = await approve(key, record.voice_id, { license_token: named.token });
+    const unbound = await approve(key, record.voice_id);
+
+    await publishVoice({ ...record, licenses: [{ ...named, status: 'revoked' }, other] });
+    await expectProblem(await redeem(key, bound), 410, 'token_revoked');
+    expect((await redeem(key, unbound)).status).toBe(200);
+  });
+
+  it('writes nothing at the desk for an approval once its key and serial block exist, and one entry per redemption', async () => {
+    const key = await newPlatformKey();
+    const { voiceId } = await licensedVoice(key.platformName, ['podcast']);
+    await approve(key, voiceId);
+    const writes: string[] = [];
+    await runInDurableObject(deskStub(voiceId, key.platformName), (_live: VoiceGate, state) => {
+      const storage = state.storage;
+      const put = storage.put.bind(storage) as (key: string, value: unknown) => Promise<void>;
+      const remove = storage.delete.bind(storage) as (keys: string | string[]) => Promise<unknown>;
+      storage.put = ((name: string, value: unknown) => {
+        writes.push(`put ${name}`);
+        return put(name, value);
+      }) as typeof storage.put;
+      storage.delete = ((names: string | string[]) => {
+        writes.push(`delete ${names}`);
+        return remove(names);
+      }) as typeof storage.delete;
+    });
+    const tokens = [];
+    for (let i = 0; i < 20; i++) tokens.push(await approve(key, voiceId));
+    expect(writes).toEqual([]);
+    expect((await redeem(key, tokens[0]!)).status).toBe(200);
+    expect(writes).toEqual(['put redeemed:0']);
+  });
+
+  it('purges redeemed bits once their tokens are past expiry and retention, and keeps the rest', async () => {
+    const key = await newPlatformKey();
+    const { voiceId } = await licensedVoice(key.platformName, ['podcast']);
+    const old = await approve(key, voiceId, { nowMs: TWENTY_MINUTES_AGO });
+    expect((await redeem(key, old, TWENTY_MINUTES_AGO + 1_000)).status).toBe(200);
+    const desk = deskStub(voiceId, key.platformName);
+    const blocks = () =>
+      runInDurableObject(desk, async (_gate: VoiceGate, state) => [...(await state.storage.list({ prefix: 'redeemed:' })).keys()]);
+    // The purge is due at once (its time is past), so the alarm may already have run.
+    await runDurableObjectAlarm(desk);
+    expect(await blocks()).toEqual([]);
+    // Its bit is gone, and the Worker refuses the token as expired before any desk is asked.
+    await expectProblem(await redeem(key, old), 410, 'token_expired');
+
+    const fresh = await approve(key, voiceId);
+    expect((await redeem(key, fresh)).status).toBe(200);
+    expect(await runDurableObjectAlarm(desk)).toBe(true);
+    expect(await blocks()).toEqual(['redeemed:0']);
+    await expectProblem(await redeem(key, fresh), 409, 'token_already_used');
+  });
+
+  it('survives a new instance of the desk: earlier tokens redeem once, new serials come after the reservation', async () => {
+    const key = await newPlatformKey();
+    const { voiceId } = await licensedVoice(key.platformName, ['podcast']);
+    const token = await approve(key, voiceId);
+    const claims = decodeJwtPart(token.split('.')[1]!) as Parameters<VoiceGate['redeem']>[0];
+    const desk = deskStub(voiceId, key.platformName);
+    const afterEviction = <T>(use: (gate: VoiceGate) => Promise<T>) =>
+      runInDurableObject(desk, (_live: VoiceGate, state) => use(new VoiceGate(state, env)));
+
+    expect(await afterEviction((gate) => gate.redeem(claims, Date.now()))).toBe('redeemed');
+    expect(await afterEviction((gate) => gate.redeem(claims, Date.now()))).toBe('already_used');
+    const next = await afterEviction((gate) =>
+      gate.decide({
+        voice_id: voiceId,
+        platform_name: key.platformName,
+        intended_use: 'podcast',
+        license_token_hash: null,
+        check_id: crypto.randomUUID(),
+        holder: `platform:${key.platformName}`,
+        now_ms: Date.now(),
+      }),
+    );
+    expect(next.outcome).toBe('approved');
+    expect(serialOf((next as { jti: string }).jti)).toBe(4096);
+  });
+});
