@@ -18,10 +18,10 @@ import type { OutboxSignal } from './edge-sync/signal.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { LOG_REDACTIONS, logEachRequest } from './http/access-log.js';
 import { registerDocsRoutes } from './http/docs.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { answerRouterError, installErrorHandling } from './http/error-handler.js';
 import { echoRequestId, requestIdGenerator } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
-import type { ContractRegistry, RouteKit } from './http/routes.js';
+import { type ContractRegistry, PATH_PARAMETER_MAX_LENGTH, type RouteKit } from './http/routes.js';
 import { type BackgroundJobSettings, type BackgroundJobs, createBackgroundJobs } from './jobs/background-jobs.js';
 import { registerLicenseRequestRoutes } from './license-requests/routes.js';
 import { registerPlatformRoutes } from './platforms/routes.js';
@@ -96,6 +96,8 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     genReqId: requestIdGenerator(deps.runtime.newId),
     requestIdHeader: false,
     bodyLimit: limits.jsonBodyMaxBytes,
+    routerOptions: { maxParamLength: PATH_PARAMETER_MAX_LENGTH },
+    frameworkErrors: answerRouterError,
     trustProxy: deps.trustProxy ?? false,
     // Without these a client that trickles its body holds a connection (and its buffers) forever.
     requestTimeout: requestTimeoutMs,

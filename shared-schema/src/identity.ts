@@ -58,7 +58,7 @@ export const changePasswordRequestSchema = z
 export const platformName = z
   .string()
   .min(1)
-  .max(100)
+  .max(limits.platformNameMaxLength)
   .regex(/^[A-Za-z0-9][A-Za-z0-9 ._-]*$/, 'letters, digits, space, dot, underscore and hyphen');
 
 export const createPlatformRequestSchema = z.strictObject({ name: platformName }).meta({ id: 'CreatePlatformRequest' });

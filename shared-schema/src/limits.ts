@@ -32,4 +32,6 @@ export const limits = {
   /** Password length bounds (bytes of UTF-8 are what scrypt sees; 1024 bounds the work). */
   passwordMinLength: 12,
   passwordMaxLength: 1024,
+  /** Longest platform name, in characters (the characters it may have are all ASCII). */
+  platformNameMaxLength: 100,
 } as const;

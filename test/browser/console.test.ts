@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { basename } from 'node:path';
 import { type AuditReceipt, verifyReceipt } from '@vip/shared-schema/client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, post, type RunningService, startService } from '../support/service.js';
+import { enrolledVoice, json, post, type RunningService, registeredOwner, startService } from '../support/service.js';
+import { ENROLL_CLIPS, OTHER_SPEAKER_CLIPS } from '../support/speech.js';
 import { chromiumMissing, collectConsole, expectAccessible, launchChromium, screenshot, skipReason } from './support.js';
 
 const admin = { email: 'admin@console-e2e.example', password: 'console-e2e-admin-password' };
@@ -417,6 +419,126 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
     it('never hit a Content-Security-Policy or Trusted Types violation on the way', async () => {
       expect(messages.filter((line) => /Content Security Policy|Trusted Type|pageerror/i.test(line))).toEqual([]);
     });
+  });
+
+  describe('an owner re-records a voice', () => {
+    const rerecorder = { email: `rerecorder-${randomUUID().slice(0, 8)}@console-e2e.example`, password: 'a long re-recording passphrase' };
+    const voiceName = 'Re-recorded narrator';
+    let context: BrowserContext;
+    let page: Page;
+    let messages: string[];
+    let ownerToken: string;
+    let voiceId: string;
+
+    /** The voice as the origin lists it to its owner. */
+    const listed = async () => {
+      const response = await fetch(`${service.originUrl}/api/v1/voices`, { headers: { authorization: `Bearer ${ownerToken}` } });
+      const { voices } = (await response.json()) as { voices: { voice_id: string; status: string; voiceprint_current: boolean }[] };
+      return voices.find((voice) => voice.voice_id === voiceId);
+    };
+    const read = (paths: string[]) => Promise.all(paths.map(async (path) => new Uint8Array(await readFile(path))));
+
+    beforeAll(async () => {
+      // This owner's voice is one speaker's; another owner holds a second speaker's voice.
+      const other = { email: `other-${randomUUID().slice(0, 8)}@console-e2e.example`, password: 'another owner passphrase' };
+      const [token, otherToken] = await Promise.all([
+        registeredOwner(service.originUrl, rerecorder),
+        registeredOwner(service.originUrl, other),
+      ]);
+      ownerToken = token;
+      voiceId = await enrolledVoice(service.originUrl, ownerToken, voiceName, await read(OTHER_SPEAKER_CLIPS));
+      await enrolledVoice(service.originUrl, otherToken, 'Another owner voice', await read(ENROLL_CLIPS));
+
+      context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+      page = await context.newPage();
+      messages = collectConsole(page);
+      await page.goto(`${service.originUrl}/console#/sign-in`);
+      await page.getByLabel('Email').first().fill(rerecorder.email);
+      await page.getByLabel('Password').first().fill(rerecorder.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Your voices' }).waitFor();
+    }, 180_000);
+
+    afterAll(async () => {
+      await context?.close();
+    });
+
+    /** From the voice list to the voice's page, then the re-recording panel opened. */
+    async function openReRecording(): Promise<void> {
+      await page.goto(`${service.originUrl}/console#/voices`);
+      await page.getByRole('link', { name: voiceName }).click();
+      await page.getByRole('heading', { name: voiceName, level: 1 }).waitFor();
+      const open = page.getByRole('button', { name: 'Re-record this voice' });
+      await open.click();
+      expect(await open.getAttribute('aria-expanded')).toBe('true');
+      await page.getByRole('heading', { name: 'New recordings' }).waitFor();
+    }
+
+    it('says a voiceprint of an older speaker model needs re-recording, and re-records it from uploaded files with their quality', async () => {
+      // As after a model upgrade: the voice list the page reads says an earlier model made the voiceprint.
+      const voiceList = (url: URL) => url.pathname === '/api/v1/voices';
+      await page.route(voiceList, async (route) => {
+        const answer = await route.fetch();
+        const body = (await answer.json()) as { voices: { voice_id: string }[] };
+        const voices = body.voices.map((voice) =>
+          voice.voice_id === voiceId ? { ...voice, model: 'vip-speaker-v0', voiceprint_current: false } : voice,
+        );
+        await route.fulfill({ response: answer, json: { ...body, voices } });
+      });
+      await openReRecording();
+      await page.unroute(voiceList);
+      expect(await page.locator('#voiceprint-outdated').textContent()).toContain('made by an older speaker model (vip-speaker-v0)');
+
+      await page.getByLabel('Or upload recordings').setInputFiles(OTHER_SPEAKER_CLIPS);
+      await expect.poll(() => page.locator('#speech-total').textContent()).toContain(`plus ${OTHER_SPEAKER_CLIPS.length} uploaded file(s)`);
+      await expectAccessible(page, 're-recording a voice of an older model');
+      await page.getByRole('button', { name: 'Replace the voiceprint' }).click();
+      await page.locator('#reenrolled, #reenroll-result [role="alert"]').first().waitFor({ timeout: 120_000 });
+
+      // The view is drawn again from the origin's answers: the new report, and no outdated notice.
+      expect(await page.locator('#reenrolled').textContent()).toMatch(
+        /^Re-recorded "Re-recorded narrator" from \d+\.\d s of speech, under the speaker model \S+\. Status: ready/,
+      );
+      expect(await page.locator('#quality tbody tr td:first-child').allTextContents()).toEqual(
+        OTHER_SPEAKER_CLIPS.map((path) => basename(path)),
+      );
+      expect(await page.locator('#voiceprint-outdated').count()).toBe(0);
+      await page.getByText('Made by the speaker model the service runs now').waitFor();
+      expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+      expect(await listed()).toMatchObject({ status: 'ready', voiceprint_current: true });
+      await expectAccessible(page, 're-recorded voice');
+      await screenshot(page, 'console-reenrolled');
+    }, 180_000);
+
+    it("shows a refused re-recording's problem to the owner, and the voiceprint stays", async () => {
+      await openReRecording();
+      const send = page.getByRole('button', { name: 'Replace the voiceprint' });
+      const refusal = (code: string) => page.locator(`#reenroll-result [role="alert"][data-code="${code}"]`);
+
+      await send.click();
+      expect(await page.locator('#reenroll-result [role="alert"]').textContent()).toBe('Record a take or choose a file first.');
+
+      // One short clip holds less speech than a voiceprint needs.
+      await page.getByLabel('Or upload recordings').setInputFiles(OTHER_SPEAKER_CLIPS.slice(0, 1));
+      await send.click();
+      await refusal('too_short').waitFor({ timeout: 60_000 });
+      expect(await refusal('too_short').textContent()).toMatch(
+        /^Audio too short\. There is not enough speech yet.*The service said: .*detected/,
+      );
+
+      // Another owner's recordings: the service refuses them as it refuses such an enrollment.
+      await page.getByLabel('Or upload recordings').setInputFiles(ENROLL_CLIPS);
+      await send.click();
+      await refusal('identity_conflict').waitFor({ timeout: 120_000 });
+      expect(await refusal('identity_conflict').textContent()).toMatch(
+        /^Voice already enrolled by another owner\. This voice is already enrolled by another owner\./,
+      );
+      await expectAccessible(page, 'refused re-recording');
+      await screenshot(page, 'console-reenroll-refused');
+
+      expect(await listed()).toMatchObject({ status: 'ready', voiceprint_current: true });
+      expect(messages.filter((line) => /Content Security Policy|Trusted Type|pageerror/i.test(line))).toEqual([]);
+    }, 240_000);
   });
 
   it('ends a session whose refresh token was spent elsewhere, and says so', async () => {

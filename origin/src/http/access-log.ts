@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** Header and body paths that must never reach a log line, whatever a future log call passes in. */
 export const LOG_REDACTIONS = [
@@ -19,14 +19,18 @@ export const LOG_REDACTIONS = [
 /** One line per request: id (bound by Fastify), method, route template, status, duration. No URL, no body, no headers. */
 export function logEachRequest(app: FastifyInstance): void {
   app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? '(unmatched)',
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-      },
-      'request',
-    );
+    logRequest(request, reply);
   });
+}
+
+export function logRequest(request: FastifyRequest, reply: FastifyReply): void {
+  request.log.info(
+    {
+      method: request.method,
+      route: request.routeOptions.url ?? '(unmatched)',
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+    },
+    'request',
+  );
 }

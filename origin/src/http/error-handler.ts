@@ -1,8 +1,10 @@
 import { PROBLEM_CONTENT_TYPE, ProblemError, toProblem } from '@vip/shared-schema';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/errors.js';
+import { logRequest } from './access-log.js';
 import { renderProblemPage } from './problem-page.js';
 import { asProblem } from './problems.js';
+import { setRequestIdHeader } from './request-id.js';
 import type { RouteTable } from './route-table.js';
 
 /**
@@ -27,6 +29,17 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable): 
     }
     sendProblem(request, reply, new ProblemError('route_not_found', `No route ${request.method} ${path}.`));
   });
+}
+
+/**
+ * Fastify's `frameworkErrors`: the router refuses a malformed URL or an over-long path parameter
+ * before any route (and so any hook) runs; those leave as problems too, with the request id and
+ * the access log line the hooks give every other request.
+ */
+export function answerRouterError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  setRequestIdHeader(request, reply);
+  sendProblem(request, reply, asProblem(error));
+  logRequest(request, reply);
 }
 
 function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: ProblemError): void {

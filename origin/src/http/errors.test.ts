@@ -2,6 +2,7 @@ import { limits, PROBLEM_CONTENT_TYPE, problemSchema } from '@vip/shared-schema'
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { PATH_PARAMETER_MAX_LENGTH } from './routes.js';
 
 let origin: TestOrigin;
 beforeAll(async () => {
@@ -88,6 +89,47 @@ describe('problem+json on every error path', () => {
       422,
       'malformed_json',
     );
+  });
+
+  it('422 validation_failed for a path parameter longer than any route accepts, before its route runs', async () => {
+    const tooLong = 'A'.repeat(PATH_PARAMETER_MAX_LENGTH + 1);
+    for (const url of [`/api/v1/platform-names/${tooLong}`, `/api/v1/voices/${'x'.repeat(5000)}`]) {
+      // No credentials: the router refuses it before the route's guard would answer 401.
+      const problem = expectProblem(await origin.app.inject({ method: 'GET', url }), 422, 'validation_failed');
+      expect(problem.instance).toBe(url);
+      expect(problem.detail).toContain(`${PATH_PARAMETER_MAX_LENGTH} characters`);
+    }
+  });
+
+  it('sets that limit at the longest path parameter a route documents (a wildcard, which the router does not measure, aside)', async () => {
+    type PathParameter = { in: string; schema: { format?: string; maxLength?: number } };
+    const document = (await origin.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { parameters?: PathParameter[] }>>;
+    };
+    const wildcardPaths = origin.routeTable.routes
+      .filter((route) => route.url.endsWith('*'))
+      .map((route) => route.url.replace(/\/\*$/, ''));
+    const longest = Object.entries(document.paths)
+      .filter(([path]) => !wildcardPaths.some((prefix) => path.startsWith(`${prefix}/{`)))
+      .flatMap(([, operations]) => Object.values(operations).flatMap((operation) => operation.parameters ?? []))
+      .filter((parameter) => parameter.in === 'path')
+      .map(({ schema }) => (schema.format === 'uuid' ? 36 : schema.maxLength));
+    expect(longest).not.toContain(undefined);
+    expect(Math.max(...(longest as number[]))).toBe(PATH_PARAMETER_MAX_LENGTH);
+  });
+
+  it('404 route_not_found for a path whose percent-encoding is broken', async () => {
+    expectProblem(await origin.app.inject({ method: 'GET', url: '/api/v1/platform-names/%E0%A4%A' }), 404, 'route_not_found');
+  });
+
+  it('logs a line for a request the router refuses, without its URL', async () => {
+    origin.logs.length = 0;
+    const response = await origin.app.inject({ method: 'GET', url: `/api/v1/voices/secret-${'x'.repeat(5000)}` });
+    const lines = origin.logs.map((line) => JSON.parse(line));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: 'request', request_id: response.headers['x-request-id'], route: '(unmatched)', status: 422 }),
+    );
+    expect(origin.logs.join('')).not.toContain('secret-');
   });
 
   it('401 authentication_required without credentials', async () => {

@@ -1,5 +1,6 @@
 import { PROBLEM_CODES, type ProblemCode, ProblemError } from '@vip/shared-schema';
 import { isDatabaseUnavailable } from '../db/errors.js';
+import { PATH_PARAMETER_MAX_LENGTH } from './routes.js';
 
 /** Fastify's own failures, by error code, mapped onto the problem table. */
 const FASTIFY_CODES: Record<string, ProblemCode> = {
@@ -8,6 +9,12 @@ const FASTIFY_CODES: Record<string, ProblemCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
   FST_ERR_BAD_URL: 'route_not_found',
+  FST_ERR_MAX_PARAM_LENGTH: 'validation_failed',
+};
+
+/** Fastify's messages quote the URL, which may hold anything; these say what went wrong without it. */
+const FASTIFY_DETAILS: Partial<Record<string, string>> = {
+  FST_ERR_MAX_PARAM_LENGTH: `A path parameter is longer than any route accepts (${PATH_PARAMETER_MAX_LENGTH} characters).`,
 };
 
 /** Other libraries only say a status; the first code in the table with that status stands for it. */
@@ -23,7 +30,7 @@ export function asProblem(error: unknown): ProblemError {
   }
   const { code, statusCode } = (error ?? {}) as { code?: unknown; statusCode?: unknown };
   const known = typeof code === 'string' ? FASTIFY_CODES[code] : undefined;
-  if (known) return new ProblemError(known);
+  if (known) return new ProblemError(known, FASTIFY_DETAILS[code as string]);
   if (error instanceof SyntaxError && statusCode === 400) return new ProblemError('malformed_json');
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
     return new ProblemError(codeForStatus(statusCode) ?? 'validation_failed');

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@vip/shared-schema';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export const requestIdGenerator =
   (newId: () => string) =>
@@ -11,6 +11,10 @@ export const requestIdGenerator =
 
 export function echoRequestId(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
-    reply.header(REQUEST_ID_HEADER, request.id);
+    setRequestIdHeader(request, reply);
   });
+}
+
+export function setRequestIdHeader(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header(REQUEST_ID_HEADER, request.id);
 }

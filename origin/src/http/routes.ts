@@ -1,4 +1,4 @@
-import { type RouteContract, routerPath, validationProblem } from '@vip/shared-schema';
+import { limits, type RouteContract, routerPath, validationProblem } from '@vip/shared-schema';
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { z } from 'zod';
 
@@ -30,6 +30,13 @@ export interface RouteOptions<C extends RouteContract> {
    */
   url?: string;
 }
+
+/**
+ * The longest path parameter any route accepts, as Fastify's router measures it: after
+ * percent-decoding, so a name's encoding does not count against it. It is a platform name; every
+ * other parameter is a UUID, and the tlog tile is a wildcard, which the router does not measure.
+ */
+export const PATH_PARAMETER_MAX_LENGTH = limits.platformNameMaxLength;
 
 /** Every contract registered on the app, in order; /openapi.json is generated from this list. */
 export type ContractRegistry = RouteContract[];

@@ -3,6 +3,7 @@ import { AUDIT_ORDERS, auditEntrySchema } from '../audit.js';
 import { cursor, hexDigest, isoTimestamp, uuid } from '../common.js';
 import { defineRoute } from '../contract.js';
 import { DECISIONS } from '../enums.js';
+import { limits } from '../limits.js';
 import { jwksSchema } from './origin-identity.js';
 
 /** The origin's audit chain routes (docs/CONTRACT.md#audit-chain; docs/INTEGRATION.md#10-audit-log). */
@@ -11,7 +12,7 @@ export const auditLogQuerySchema = z
   .strictObject({
     check_id: uuid.optional(),
     voice_id: uuid.optional(),
-    platform_name: z.string().min(1).max(100).optional(),
+    platform_name: z.string().min(1).max(limits.platformNameMaxLength).optional(),
     decision: z.enum(DECISIONS).optional(),
     order: z.enum(AUDIT_ORDERS).default('seq').meta({
       description:

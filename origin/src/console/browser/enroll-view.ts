@@ -1,27 +1,11 @@
 import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
 import { limits } from '../../../../shared-schema/src/limits.js';
 import { BIOMETRIC_CONSENT_STATEMENT } from '../../../../shared-schema/src/pages.js';
-import { qualityWarnings } from '../../../../shared-schema/src/voices.js';
 import { handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
-import { Recorder, type Take } from './recorder.js';
+import { qualityTable, recordingsPanel, seconds } from './recordings.js';
 import { api } from './session.js';
 import { STATUS_WORDS } from './voice-view.js';
-
-/** Sentences to read aloud: varied sounds, about 3 s each. */
-const PROMPTS = [
-  'The quick brown fox jumps over the lazy dog near the riverbank.',
-  'Please call Stella and ask her to bring these things with her from the store.',
-  'Six spoons of fresh snow peas, five thick slabs of blue cheese, and maybe a snack for her brother Bob.',
-  'We also need a small plastic snake and a big toy frog for the kids.',
-  'She can scoop these things into three red bags, and we will go meet her Wednesday at the train station.',
-  'When the sunlight strikes raindrops in the air, they act as a prism and form a rainbow.',
-];
-
-const WARNING_WORDS: Record<string, string> = {
-  clipping: 'too loud: parts are distorted; move back from the microphone or lower its gain',
-  noisy: 'noisy: the background competes with your voice; record somewhere quieter',
-};
 
 /** Kept while the tab is open, so a failed attempt can be retried without consenting again. */
 interface Consent {
@@ -29,8 +13,6 @@ interface Consent {
   grantedAt: string;
 }
 let consent: Consent | null = null;
-
-const seconds = (value: number) => `${value.toFixed(1)} s`;
 
 function consentSection(onChange: () => void): HTMLElement {
   if (consent) {
@@ -77,85 +59,13 @@ function consentSection(onChange: () => void): HTMLElement {
 export async function renderEnroll(root: HTMLElement): Promise<void> {
   const consentSlot = h('div');
   const drawConsent = () => replace(consentSlot, consentSection(drawConsent));
-  const takes: Take[] = [];
-  let uploads: File[] = [];
-
-  const takeList = h('ul', { class: 'takes', 'aria-label': 'Recorded takes' });
-  const total = h('p', { id: 'speech-total', 'aria-live': 'polite' });
-  const meter = h('meter', { id: 'level', min: 0, max: 1, value: 0, 'aria-label': 'Microphone level' });
-  const live = h('p', { id: 'take-progress' }, 'Not recording.');
-  const recordButton = h('button', { type: 'button', id: 'record' }, 'Start recording');
+  const recordings = recordingsPanel();
   const result = h('div', { id: 'enroll-result' });
-  const recorder = new Recorder(({ level, seconds: elapsed, speechSeconds }) => {
-    meter.value = level;
-    live.textContent = `Recording: ${seconds(elapsed)}, about ${seconds(speechSeconds)} of speech in this take.`;
-  });
-
-  const updateTotal = () => {
-    const speech = takes.reduce((sum, take) => sum + take.speechSeconds, 0);
-    const enough = speech >= limits.enrollMinSpeechSeconds;
-    total.textContent =
-      `About ${seconds(speech)} of speech recorded of the ${limits.enrollMinSpeechSeconds} s needed` +
-      (uploads.length ? `, plus ${uploads.length} uploaded file(s) (measured at enrollment).` : '.') +
-      (enough || uploads.length ? '' : ' Keep reading.');
-  };
-  const drawTakes = () => {
-    replace(
-      takeList,
-      ...takes.map((take, index) =>
-        h(
-          'li',
-          {},
-          h('span', {}, `${take.file.name}: ${seconds(take.seconds)}, about ${seconds(take.speechSeconds)} of speech `),
-          h('audio', { controls: true, src: URL.createObjectURL(take.file), 'aria-label': `Play ${take.file.name}` }),
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'secondary',
-              onclick: () => {
-                takes.splice(index, 1);
-                drawTakes();
-              },
-            },
-            `Remove ${take.file.name}`,
-          ),
-        ),
-      ),
-    );
-    updateTotal();
-  };
-
-  recordButton.addEventListener('click', async () => {
-    try {
-      if (!recorder.recording) {
-        await recorder.start();
-        recordButton.textContent = 'Stop recording';
-        recordButton.setAttribute('aria-pressed', 'true');
-        return;
-      }
-      const take = await recorder.stop(`take-${takes.length + 1}`);
-      recordButton.textContent = 'Start recording';
-      recordButton.setAttribute('aria-pressed', 'false');
-      meter.value = 0;
-      live.textContent = `Recorded ${take.file.name}.`;
-      takes.push(take);
-      drawTakes();
-    } catch (error) {
-      live.textContent = `The microphone could not be used: ${(error as Error).message}. You can upload recordings instead.`;
-    }
-  });
-
-  const fileInput = h('input', { type: 'file', id: 'upload', accept: 'audio/*,.wav,.flac,.mp3,.ogg,.opus,.webm,.m4a', multiple: true });
-  fileInput.addEventListener('change', () => {
-    uploads = [...(fileInput.files ?? [])];
-    updateTotal();
-  });
 
   const nameInput = h('input', { id: 'voice-name', name: 'name', required: true, maxlength: 100, autocomplete: 'off' });
   const enrollButton = h('button', { type: 'button', id: 'enroll' }, 'Enroll this voice');
   enrollButton.addEventListener('click', async () => {
-    const files = [...takes.map((take) => take.file), ...uploads];
+    const files = recordings.files();
     if (!consent) return replace(result, h('div', { class: 'notice error', role: 'alert' }, 'Give your biometric consent first (step 1).'));
     if (!nameInput.value.trim()) {
       nameInput.focus();
@@ -168,32 +78,12 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
     try {
       const voice = await api.voices.enroll({ name: nameInput.value.trim(), consent_id: consent.consentId, audio: files });
       consent = null;
-      const perFile = voice.quality.files.map((quality) => {
-        const warnings = qualityWarnings(quality);
-        return h(
-          'tr',
-          {},
-          h('td', { 'data-label': 'File' }, quality.filename),
-          h('td', { 'data-label': 'Speech' }, seconds(quality.speech_seconds)),
-          h('td', { 'data-label': 'Quality' }, warnings.length ? warnings.map((warning) => WARNING_WORDS[warning]).join('; ') : 'good'),
-        );
-      });
       replace(
         result,
         successNotice(
           `Enrolled "${voice.name}" from ${seconds(voice.speech_seconds)} of speech. Status: ${STATUS_WORDS[voice.status] ?? voice.status}`,
         ),
-        h(
-          'table',
-          { class: 'stack', id: 'quality' },
-          h('caption', {}, 'Recording quality, file by file'),
-          h(
-            'thead',
-            {},
-            h('tr', {}, h('th', { scope: 'col' }, 'File'), h('th', { scope: 'col' }, 'Speech'), h('th', { scope: 'col' }, 'Quality')),
-          ),
-          h('tbody', {}, ...perFile),
-        ),
+        qualityTable(voice.quality),
         h('p', {}, h('a', { href: `#/voices/${voice.voice_id}`, id: 'open-voice' }, `Open ${voice.name}: consent and licences`)),
       );
       result.querySelector('a')?.focus();
@@ -221,22 +111,9 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
       'section',
       { class: 'card', 'aria-labelledby': 'record-title' },
       h('h2', { id: 'record-title' }, '3. Record, or upload'),
-      h(
-        'p',
-        {},
-        'Read these sentences aloud in your normal voice, in a quiet room. Stop when the total reaches the minimum; one or several takes.',
-      ),
-      h('ol', { class: 'prompts' }, ...PROMPTS.map((text) => h('li', {}, text))),
-      h('div', { class: 'row' }, recordButton, h('label', { for: 'level', class: 'inline' }, 'Level'), meter),
-      live,
-      takeList,
-      h('label', { for: 'upload' }, 'Or upload recordings'),
-      h('p', { class: 'hint' }, 'WAV, FLAC, MP3, Ogg, WebM or M4A; up to 20 MB and 5 minutes each.'),
-      fileInput,
-      total,
+      recordings.element,
     ),
     h('section', { class: 'card', 'aria-labelledby': 'enroll-title' }, h('h2', { id: 'enroll-title' }, '4. Enroll'), enrollButton, result),
   );
   drawConsent();
-  updateTotal();
 }

@@ -3,8 +3,9 @@ import { INTENDED_USES } from '../../../../shared-schema/src/enums.js';
 import { checkboxGroup, handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { receiptControl } from './receipt.js';
+import { qualityTable, recordingsPanel, seconds } from './recordings.js';
 import { api } from './session.js';
-import { allVoices, CONSENT_WORDS } from './voices-view.js';
+import { allVoices, CONSENT_WORDS, type Voice } from './voices-view.js';
 
 type Go = (hash: string) => void;
 type Licence = Awaited<ReturnType<typeof api.licenses.list>>['licenses'][number];
@@ -195,6 +196,76 @@ function consentControl(voiceId: string, consentStatus: string, redraw: () => vo
   );
 }
 
+/**
+ * New recordings for the voice (POST /api/v1/voices/{voice_id}/re-enroll): a voiceprint of the
+ * model the service runs now, the voice keeping its id, consents and licences. Needed after a model
+ * upgrade (`voiceprint_current` false), and open to any voice, for better takes.
+ */
+function voiceprintSection(voice: Voice, redraw: (notice?: HTMLElement) => void): HTMLElement {
+  const panel = h('div', { id: 'reenroll-panel', hidden: true });
+  const open = h(
+    'button',
+    { type: 'button', id: 'reenroll', 'aria-expanded': 'false', 'aria-controls': 'reenroll-panel' },
+    'Re-record this voice',
+  );
+  open.addEventListener('click', () => {
+    if (!panel.firstChild) fillReenrollPanel(panel, voice, redraw);
+    panel.hidden = !panel.hidden;
+    open.setAttribute('aria-expanded', String(!panel.hidden));
+  });
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'voiceprint-title' },
+    h('h2', { id: 'voiceprint-title' }, 'Voiceprint'),
+    voice.voiceprint_current
+      ? h('p', {}, `Made by the speaker model the service runs now (${voice.model}).`)
+      : h(
+          'p',
+          { class: 'notice warning', id: 'voiceprint-outdated' },
+          `This voiceprint was made by an older speaker model (${voice.model}) than the one the service runs now. `,
+          'The gate still applies your consent and licences, but screening and other enrollments do not find this voice until you re-record it.',
+        ),
+    h(
+      'p',
+      { class: 'hint' },
+      'Re-recording replaces the voiceprint with one made from new recordings, under the same identity check as an enrollment; the voice keeps its id, your consents and its licences. If the service refuses the recordings, the old voiceprint stays.',
+    ),
+    open,
+    panel,
+  );
+}
+
+function fillReenrollPanel(panel: HTMLElement, voice: Voice, redraw: (notice?: HTMLElement) => void): void {
+  const recordings = recordingsPanel();
+  const result = h('div', { id: 'reenroll-result' });
+  const send = h('button', { type: 'button', id: 'send-reenroll' }, 'Replace the voiceprint');
+  send.addEventListener('click', async () => {
+    const files = recordings.files();
+    if (files.length === 0)
+      return replace(result, h('div', { class: 'notice error', role: 'alert' }, 'Record a take or choose a file first.'));
+    send.disabled = true;
+    replace(result, h('p', { role: 'status' }, 'Re-recording: the service is measuring your recordings…'));
+    try {
+      const renewed = await api.voices.reenroll(voice.voice_id, files);
+      redraw(
+        h(
+          'div',
+          { id: 'reenrolled' },
+          successNotice(
+            `Re-recorded "${renewed.name}" from ${seconds(renewed.speech_seconds)} of speech, under the speaker model ${renewed.model}. Status: ${STATUS_WORDS[renewed.status] ?? renewed.status}`,
+          ),
+          qualityTable(renewed.quality),
+        ),
+      );
+    } catch (error) {
+      replace(result, errorNotice(error));
+    } finally {
+      send.disabled = false;
+    }
+  });
+  replace(panel, h('h3', {}, 'New recordings'), recordings.element, h('p', {}, send), result);
+}
+
 function deleteControl(voiceId: string, name: string, go: Go): HTMLElement {
   const area = h('div', { 'aria-live': 'polite' });
   const ask = h(
@@ -283,6 +354,7 @@ export async function renderVoice(root: HTMLElement, go: Go, voiceId: string, no
       time(voice.created_at),
       `, ${voice.speech_seconds.toFixed(1)} s of speech.`,
     ),
+    voiceprintSection(voice, redraw),
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'synthesis-title' },

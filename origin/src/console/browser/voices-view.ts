@@ -8,7 +8,7 @@ export const CONSENT_WORDS: Record<string, string> = {
   unknown: 'not given yet: every platform is refused',
 };
 
-type Voice = Awaited<ReturnType<typeof api.voices.list>>['voices'][number];
+export type Voice = Awaited<ReturnType<typeof api.voices.list>>['voices'][number];
 
 /** Every voice of the owner, page by page (the origin has no single-voice read). */
 export async function allVoices(): Promise<Voice[]> {

@@ -1,4 +1,4 @@
-import { PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
+import { limits, PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { licenses } from '../../db/schema.js';
@@ -27,9 +27,11 @@ describe('checking a platform name', () => {
   });
 
   it('refuses a name no platform could have with 422, and a caller without a token with 401', async () => {
-    for (const name of ['!bad', ' Narrator.io']) {
+    const nonAscii = 'é'.repeat(limits.platformNameMaxLength);
+    for (const name of ['!bad', ' Narrator.io', nonAscii, `${nonAscii}é`]) {
       const response = await check(name);
       expect(response.statusCode, name).toBe(422);
+      expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
       expect(response.json().code).toBe('validation_failed');
     }
     const anonymous = await origin.app.inject({ method: 'GET', url: `/api/v1/platform-names/${encodeURIComponent(platformName)}` });

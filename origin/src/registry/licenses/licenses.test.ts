@@ -1,4 +1,11 @@
-import { LICENSE_TOKEN_PREFIX, licenseListSchema, licenseSchema, registeredPlatformNameSchema, sha256Hex } from '@vip/shared-schema';
+import {
+  LICENSE_TOKEN_PREFIX,
+  licenseListSchema,
+  licenseSchema,
+  limits,
+  registeredPlatformNameSchema,
+  sha256Hex,
+} from '@vip/shared-schema';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { licenses } from '../../db/schema.js';
@@ -17,6 +24,7 @@ import {
   platformName,
   voiceRecords,
 } from '../../testing/licenses.js';
+import { loggedIn } from '../../testing/origin.js';
 import { licenseExpiryRound } from './expiry.js';
 
 describe('GET /api/v1/platform-names/{platform_name}', () => {
@@ -27,6 +35,16 @@ describe('GET /api/v1/platform-names/{platform_name}', () => {
       expect(response.json()).toEqual({ platform_name: name });
       registeredPlatformNameSchema.parse(response.json());
     }
+  });
+
+  it('answers a name of the longest length, its spaces percent-encoded (the router measures it decoded)', async () => {
+    const admin = await loggedIn(origin, 'admin');
+    const longest = 'Longest'.padEnd(limits.platformNameMaxLength, ' .');
+    const created = await call('POST', '/api/v1/platforms', { name: longest }, admin.accessToken);
+    expect(created.statusCode, created.body).toBe(201);
+    const response = await call('GET', `/api/v1/platform-names/${encodeURIComponent(longest)}`);
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toEqual({ platform_name: longest });
   });
 });
 

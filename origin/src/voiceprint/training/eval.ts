@@ -12,13 +12,14 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import * as ort from 'onnxruntime-node';
 import { mulberry32 } from '../../testing/random.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const WORK = join(HERE, 'work');
 const MODELS = join(HERE, '..', 'models');
-const MODEL_OPTION = process.argv.includes('--model') ? process.argv[process.argv.indexOf('--model') + 1] : undefined;
+const MODEL_OPTION = parseArgs({ options: { model: { type: 'string' } } }).values.model;
 const MEL = 80;
 const DIFF_PAIRS = 200_000; // sampled different-speaker pairs per subset, when there are more
 const SEED = 20261122;

@@ -1,7 +1,7 @@
 /**
  * The evaluation that sets a model's operating points, in one command:
  *
- *   npx tsx origin/src/voiceprint/training/evaluate.ts [--speech DIR] [--model NAME] [--write]
+ *   npx tsx origin/src/voiceprint/training/evaluate.ts [--speech DIR] [--model NAME] [--write] [--fresh] [--embed-only]
  *
  * 1. Embeds every recording of DIR/manifest.tsv (default /work/shared/speech/dev) through the
  *    service's own pipeline (decode, resample, VAD, fbank, ONNX: createVoiceprintEngine), keeping
@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { ProblemError } from '@vip/shared-schema/problem';
 import { createVoiceprintEngine } from '../index.js';
 import { bundledManifestPath, readManifest, selectModel } from '../manifest.js';
@@ -25,10 +26,15 @@ import { readSpeechManifest, type SpeechRecording } from '../speech-manifest.js'
 const HERE = dirname(fileURLToPath(import.meta.url));
 const WORK = join(HERE, 'work');
 
-function option(name: string): string | undefined {
-  const at = process.argv.indexOf(name);
-  return at >= 0 ? process.argv[at + 1] : undefined;
-}
+const flags = parseArgs({
+  options: {
+    speech: { type: 'string', default: '/work/shared/speech/dev' },
+    model: { type: 'string' },
+    write: { type: 'boolean', default: false },
+    fresh: { type: 'boolean', default: false },
+    'embed-only': { type: 'boolean', default: false },
+  },
+}).values;
 
 /** What the cache keeps of a recording (its seconds come from the engine's speech detection instead). */
 type Recording = Pick<SpeechRecording, 'path' | 'set' | 'speaker'>;
@@ -63,20 +69,20 @@ async function embedAll(dir: string, model: string | undefined, cache: string) {
 }
 
 async function main() {
-  const dir = resolve(option('--speech') ?? '/work/shared/speech/dev');
-  const model = option('--model');
+  const dir = resolve(flags.speech);
+  const model = flags.model;
   mkdirSync(WORK, { recursive: true });
   // Keyed on the folder and the model file, so writing the calibration does not invalidate it.
   const manifest = readManifest(bundledManifestPath);
   const entry = selectModel(manifest, { manifestDir: dirname(bundledManifestPath), modelsDir: dirname(bundledManifestPath) }, model);
   const key = createHash('sha256').update(`${dir}\0${entry.sha256}`).digest('hex').slice(0, 12);
   const cache = join(WORK, `embeddings-${key}.json`);
-  if (!existsSync(cache) || process.argv.includes('--fresh')) await embedAll(dir, model, cache);
-  if (process.argv.includes('--embed-only')) {
+  if (!existsSync(cache) || flags.fresh) await embedAll(dir, model, cache);
+  if (flags['embed-only']) {
     console.log(cache);
     return;
   }
-  const args = [join(HERE, 'calibrate.py'), cache, ...(process.argv.includes('--write') ? ['--write'] : [])];
+  const args = [join(HERE, 'calibrate.py'), cache, ...(flags.write ? ['--write'] : [])];
   const run = spawnSync('/usr/bin/python3', args, { stdio: 'inherit' });
   process.exitCode = run.status ?? 1;
 }
