@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from 'cloudflare:test';
 import { INTERNAL_AUDIT_PULL_PATH } from '@vip/shared-schema';
 import { describe, expect, it } from 'vitest';
+import { checkIdInShard } from '../src/gate/audit-shards.js';
 import { homeShardOfKey } from '../src/gate/callers.js';
 import { AuditOutbox } from '../src/objects/AuditOutbox.js';
 import { auditOutboxShard } from '../src/objects/audit-outbox-client.js';
@@ -86,7 +87,8 @@ describe('the window count a decision record carries (DECISIONS.md, "Rows writte
 
   it('costs two rows per decision in its shard (record and its deletion) and one window row per acknowledgement', async () => {
     const key = await newPlatformKey();
-    await acknowledge([crypto.randomUUID()]); // writes whatever window counts other requests left unwritten
+    // An acknowledgement in the key's home shard writes whatever window counts earlier tests left unwritten there.
+    await acknowledge([checkIdInShard(crypto.randomUUID(), homeShardOfKey(key.keyHash))]);
     const rows = await countRowsWritten(key);
     const { voiceId } = await licensedVoice(key.platformName, ['audiobook']);
     const decided = await checkIds([
