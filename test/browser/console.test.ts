@@ -215,6 +215,12 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       const timeline = (await page.locator('#timeline').textContent()) ?? '';
       expect(timeline).toContain(`${platformName} asked to synthesize it for audiobook: approved`);
       expect(timeline).toContain(`${platformName} asked to synthesize it for podcast: blocked (scope mismatch)`);
+      // The enrollment reads in plain words, not as its audit kind.
+      expect(await page.locator('#timeline li[data-kind="enrollment.completed"]').textContent()).toContain(
+        'A new voiceprint was enrolled for this voice.',
+      );
+      expect(timeline).not.toContain('enrollment.completed');
+      expect(timeline).toContain(`A licence for ${platformName} was created.`);
       await expectAccessible(page, 'voice');
       await screenshot(page, 'console-voice');
 

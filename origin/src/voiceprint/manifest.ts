@@ -60,6 +60,12 @@ export interface ModelLocations {
   modelsDir: string;
 }
 
+/** Where the engine looks by default: bundled and fetched files both beside the bundled manifest. */
+export const bundledModelLocations: ModelLocations = {
+  manifestDir: path.dirname(bundledManifestPath),
+  modelsDir: path.dirname(bundledManifestPath),
+};
+
 export function modelPath(entry: ModelEntry, locations: ModelLocations): string {
   return path.join(entry.source === 'bundled' ? locations.manifestDir : locations.modelsDir, entry.file);
 }

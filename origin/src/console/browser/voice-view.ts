@@ -1,3 +1,4 @@
+import type { AuditKind } from '../../../../shared-schema/src/audit.js';
 import { h, prettyJson, replace } from '../../../../shared-schema/src/browser/dom.js';
 import { INTENDED_USES } from '../../../../shared-schema/src/enums.js';
 import { checkboxGroup, handleSubmit } from './fields.js';
@@ -22,28 +23,43 @@ export const STATUS_WORDS: Record<string, string> = {
 const endOfDay = (date: string) => new Date(`${date}T23:59:59.000Z`).toISOString();
 const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
 
+/** A reason's code in words: `scope_mismatch` reads "scope mismatch". */
+const spaced = (code: string | null) => (code ?? '').replaceAll('_', ' ');
+/** What a reason of the form `<what happened>:<ids>` says happened, in words. */
+const happened = (reason: string | null) => spaced(reason).split(':')[0]!;
+
+/**
+ * Each kind of audit entry in plain words, keyed by every kind the chain can hold so that a new kind
+ * fails the typecheck until it is worded here. `who` is the platform, "you" or the service.
+ */
+const ENTRY_WORDS = {
+  'gate.decision': (entry, who, use) =>
+    `${who} asked to synthesize it${use}: ${entry.decision === 'allow' ? 'approved' : entry.decision === 'deny' ? 'blocked' : 'unresolved'}${entry.reason ? ` (${spaced(entry.reason)})` : ''}.`,
+  'authorization.redeemed': (_entry, who, use) => `${who} redeemed its authorization token${use}.`,
+  // A first enrollment and a re-recording write the same entry: both store a new voiceprint.
+  'enrollment.completed': (entry) =>
+    `A new voiceprint was enrolled for this voice${entry.reason === 'pending_review' ? '; it is held for review, as it sounds very close to a voice of another owner' : ''}.`,
+  'enrollment.refused': () => 'Another owner tried to enroll a voice that sounds like this one: refused (identity conflict).',
+  'biometric_consent.granted': (entry) => `You consented to a voiceprint of your voice (${spaced(entry.reason)}).`,
+  'consent.changed': (entry) => `Synthesis consent is now ${CONSENT_WORDS[entry.consent_status ?? 'unknown'] ?? entry.consent_status}.`,
+  // The reason is `license_<created|renewed|revoked|expired>:<license_id>`.
+  'license.changed': (entry, who) => `A licence for ${who} was ${happened(entry.reason).replace(/^license /, '') || 'changed'}.`,
+  'voice.deleted': () => 'The voice was deleted.',
+  // Both voices of an identity review get the entry; the held one is the newer voiceprint.
+  'voice.review': (entry) =>
+    entry.action === 'held'
+      ? 'Held for an identity review: this voice and a voice of another owner sound very close, so an administrator checks them.'
+      : `An administrator ended the identity review: the held voice was ${entry.action === 'cleared' ? 'cleared and is protected' : 'rejected and erased'}.`,
+  screening: (_entry, who) => `${who} screened a recording against the enrolled voices.`,
+  'license.requested': (_entry, who) => `${who} asked you for a licence.`,
+  // The reason starts with how the request ended (approved, declined, consent_withdrawn, voice_deleted), then its ids.
+  'license.request_closed': (entry, who) => `The licence request of ${who} was closed: ${happened(entry.reason)}.`,
+} satisfies Record<AuditKind, (entry: AuditEntry, who: string, use: string) => string>;
+
 function describeEntry(entry: AuditEntry): string {
   const who = entry.platform_name ?? (entry.caller_type === 'user' ? 'you' : entry.caller_type);
   const use = entry.intended_use ? ` for ${entry.intended_use}` : '';
-  switch (entry.kind) {
-    case 'gate.decision':
-      return `${who} asked to synthesize it${use}: ${entry.decision === 'allow' ? 'approved' : entry.decision === 'deny' ? 'blocked' : 'unresolved'}${entry.reason ? ` (${entry.reason.replaceAll('_', ' ')})` : ''}.`;
-    case 'authorization.redeemed':
-      return `${who} redeemed its authorization token${use}.`;
-    case 'consent.changed':
-      return `Synthesis consent changed to ${entry.consent_status}.`;
-    case 'license.changed':
-      return `A licence for ${who} changed${entry.reason ? ` (${entry.reason.replaceAll('_', ' ')})` : ''}.`;
-    case 'license.requested':
-      return `${who} asked you for a licence.`;
-    case 'license.request_closed':
-      // The reason starts with how the request ended (approved, declined, consent_withdrawn, voice_deleted), then its ids.
-      return `The licence request of ${who} was closed: ${(entry.reason ?? '').split(':')[0]!.replaceAll('_', ' ')}.`;
-    case 'voice.deleted':
-      return 'The voice was deleted.';
-    default:
-      return `${entry.kind}: ${entry.action ?? ''}`;
-  }
+  return ENTRY_WORDS[entry.kind](entry, who, use);
 }
 
 async function timeline(voiceId: string): Promise<HTMLElement> {

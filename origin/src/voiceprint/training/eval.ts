@@ -3,22 +3,29 @@
  * baseline (per-utterance fbank mean and std, cosine), and writes models/<model>.eval.json.
  *
  *   /usr/bin/python3 origin/src/voiceprint/training/prep.py     # once: dev fbank cache
- *   npx tsx origin/src/voiceprint/training/eval.ts [--model NAME]   # default: the first bundled model
+ *   npx tsx origin/src/voiceprint/training/eval.ts [--model NAME]   # default: the engine's own choice (manifest.ts selectModel)
  *
  * The operating points the service decides with are set by evaluate.ts, through the service's own
  * pipeline; this script checks the export and compares with the baseline.
  */
-import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as ort from 'onnxruntime-node';
 import { mulberry32 } from '../../testing/random.js';
+import {
+  bundledManifestPath,
+  bundledModelLocations,
+  type ModelEntry,
+  modelPath,
+  readManifest,
+  readVerifiedModel,
+  selectModel,
+} from '../manifest.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const WORK = join(HERE, 'work');
-const MODELS = join(HERE, '..', 'models');
 const MODEL_OPTION = parseArgs({ options: { model: { type: 'string' } } }).values.model;
 const MEL = 80;
 const DIFF_PAIRS = 200_000; // sampled different-speaker pairs per subset, when there are more
@@ -30,15 +37,6 @@ interface Utterance {
   speaker: string;
   offset: number;
   frames: number;
-}
-
-interface ManifestEntry {
-  name: string;
-  file: string;
-  threshold: number;
-  input: { name: string };
-  output: { name: string };
-  [key: string]: unknown;
 }
 
 /** xs[i], or a RangeError: every index used here comes from the same data it reads. */
@@ -124,13 +122,13 @@ function thresholdForFar(diff: Float64Array, targetFar: number): number {
   return allowed < sorted.length ? at(sorted, allowed) + 1e-9 : at(sorted, sorted.length - 1);
 }
 
-async function run(session: ort.InferenceSession, entry: ManifestEntry, feats: ort.Tensor): Promise<ort.Tensor> {
+async function run(session: ort.InferenceSession, entry: ModelEntry, feats: ort.Tensor): Promise<ort.Tensor> {
   const output = (await session.run({ [entry.input.name]: feats }))[entry.output.name];
   if (!output) throw new Error(`model has no output named ${entry.output.name}`);
   return output;
 }
 
-async function embedAll(session: ort.InferenceSession, entry: ManifestEntry, feats: Float32Array, utts: Utterance[]) {
+async function embedAll(session: ort.InferenceSession, entry: ModelEntry, feats: Float32Array, utts: Utterance[]) {
   const out: Float32Array[] = [];
   for (const u of utts) {
     const data = feats.subarray(u.offset * MEL, (u.offset + u.frames) * MEL);
@@ -168,12 +166,9 @@ function round(x: number, digits = 2): number {
 }
 
 async function main() {
-  const manifestPath = join(MODELS, 'manifest.json');
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { models: ManifestEntry[] };
-  const entry = manifest.models.find((m) => (MODEL_OPTION ? m.name === MODEL_OPTION : m.source === 'bundled'));
-  if (!entry) throw new Error(`${MODEL_OPTION ?? 'a bundled model'} missing from manifest.json`);
+  const entry = selectModel(readManifest(bundledManifestPath), bundledModelLocations, MODEL_OPTION);
   const modelName = entry.name;
-  const modelBytes = readFileSync(join(MODELS, entry.file));
+  const modelBytes = readVerifiedModel(entry, modelPath(entry, bundledModelLocations));
 
   const index = JSON.parse(readFileSync(join(WORK, 'dev_feats.json'), 'utf8')) as { utterances: Utterance[] };
   const utts = index.utterances;
@@ -256,7 +251,7 @@ async function main() {
   const report = {
     model: modelName,
     file: entry.file,
-    sha256: createHash('sha256').update(modelBytes).digest('hex'),
+    sha256: entry.sha256,
     runtime: `onnxruntime-node ${ort.env.versions?.common ?? ''}`.trim(),
     onnx_vs_torch_max_abs_diff: onnxVsTorch,
     pairs: `all same-speaker pairs; different-speaker pairs exhaustive up to ${DIFF_PAIRS}, else ${DIFF_PAIRS} sampled (seed ${SEED})`,
@@ -270,7 +265,7 @@ async function main() {
     },
     low_far_point: operating.far_1pct,
   };
-  writeFileSync(join(MODELS, `${modelName}.eval.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(bundledModelLocations.manifestDir, `${modelName}.eval.json`), `${JSON.stringify(report, null, 2)}\n`);
 }
 
 await main();

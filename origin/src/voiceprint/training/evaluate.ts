@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ProblemError } from '@vip/shared-schema/problem';
 import { createVoiceprintEngine } from '../index.js';
-import { bundledManifestPath, readManifest, selectModel } from '../manifest.js';
+import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../manifest.js';
 import { readSpeechManifest, type SpeechRecording } from '../speech-manifest.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -74,7 +74,7 @@ async function main() {
   mkdirSync(WORK, { recursive: true });
   // Keyed on the folder and the model file, so writing the calibration does not invalidate it.
   const manifest = readManifest(bundledManifestPath);
-  const entry = selectModel(manifest, { manifestDir: dirname(bundledManifestPath), modelsDir: dirname(bundledManifestPath) }, model);
+  const entry = selectModel(manifest, bundledModelLocations, model);
   const key = createHash('sha256').update(`${dir}\0${entry.sha256}`).digest('hex').slice(0, 12);
   const cache = join(WORK, `embeddings-${key}.json`);
   if (!existsSync(cache) || flags.fresh) await embedAll(dir, model, cache);
