@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { consentSchema, enrolledVoiceSchema, PROBLEM_CONTENT_TYPE, voiceListSchema } from '@vip/shared-schema';
+import { enrolledVoiceSchema, voiceListSchema } from '@vip/shared-schema';
 import { asc, desc, eq, sql } from 'drizzle-orm';
-import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { domainEvents, edgeOutbox, voiceEmbeddings, voices } from '../db/schema.js';
-import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
-import { audioForm, EMBEDDING_LIKE, silentWav, speakerRecordings, startReviewBandEngine } from '../testing/voiceprint.js';
+import { bearer, loggedIn, type TestOrigin } from '../testing/origin.js';
+import { expectProblem, voiceOriginPerTestFile } from '../testing/voice-origin.js';
+import { audioForm, silentWav, speakerRecordings, startReviewBandEngine } from '../testing/voiceprint.js';
 import { insertVoiceAtCosine } from '../testing/voices.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
 
@@ -24,43 +24,23 @@ let origin: TestOrigin;
 let admin: Owner;
 let probe: Float32Array;
 const recordings = () => speakerRecordings('so762:SPEAKER9622', 0, 3);
-const bodies: string[] = [];
 
 type Owner = Awaited<ReturnType<typeof loggedIn>>;
 
-beforeAll(async () => {
-  engine = await startReviewBandEngine({ review: REVIEW, strict: STRICT });
-  origin = await startTestOrigin({ voiceprint: engine });
-  admin = await loggedIn(origin, 'admin');
-  probe = (await engine.embedMany(recordings())).embedding;
-  await origin.app.inject({
-    method: 'POST',
-    url: '/api/v1/platforms',
-    headers: bearer(admin.accessToken),
-    payload: { name: 'Upgrade Platform' },
-  });
-});
-afterAll(async () => {
-  await origin?.close();
-  await engine?.close();
-});
-afterEach(async () => {
-  for (const body of bodies.splice(0)) expect(body).not.toMatch(EMBEDDING_LIKE);
-  for (const line of origin.logs) expect(line).not.toMatch(EMBEDDING_LIKE);
-  await origin.database.db.delete(voices);
-});
-
-async function inject(options: InjectOptions): Promise<LightMyRequestResponse> {
-  const response = await origin.app.inject(options);
-  bodies.push(response.body);
-  return response;
-}
-
-function expectProblem(response: LightMyRequestResponse, status: number, code: string) {
-  expect(response.statusCode, response.body).toBe(status);
-  expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
-  expect(response.json().code).toBe(code);
-}
+const { inject, grantConsent } = voiceOriginPerTestFile(
+  () => startReviewBandEngine({ review: REVIEW, strict: STRICT }),
+  async (started) => {
+    ({ engine, origin } = started);
+    admin = await loggedIn(origin, 'admin');
+    probe = (await engine.embedMany(recordings())).embedding;
+    await origin.app.inject({
+      method: 'POST',
+      url: '/api/v1/platforms',
+      headers: bearer(admin.accessToken),
+      payload: { name: 'Upgrade Platform' },
+    });
+  },
+);
 
 /** Another owner's voice under the current model, its voiceprint at `cosine` from the recordings'. */
 const otherOwnersVoice = async (cosine: number) =>
@@ -72,17 +52,11 @@ const otherOwnersVoice = async (cosine: number) =>
  */
 async function licensedVoiceOfRetiredModel() {
   const owner = await loggedIn(origin);
-  const consent = await inject({
-    method: 'POST',
-    url: '/api/v1/consents',
-    headers: bearer(owner.accessToken),
-    payload: { type: 'biometric', statement_version: '2026-01', accepted: true },
-  });
   const enrolled = await inject({
     method: 'POST',
     url: '/api/v1/voices/enroll',
     headers: bearer(owner.accessToken),
-    payload: audioForm({ audio: recordings() }, { name: 'Narrator', consent_id: consentSchema.parse(consent.json()).consent_id }),
+    payload: audioForm({ audio: recordings() }, { name: 'Narrator', consent_id: await grantConsent(owner) }),
   });
   expect(enrolled.statusCode, enrolled.body).toBe(201);
   const voiceId = enrolledVoiceSchema.parse(enrolled.json()).voice_id;

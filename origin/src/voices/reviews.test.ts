@@ -1,19 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import {
   auditRecordSchema,
-  consentSchema,
   enrolledVoiceSchema,
-  PROBLEM_CONTENT_TYPE,
   voiceListSchema,
   voiceReviewListSchema,
   voiceReviewOutcomeSchema,
 } from '@vip/shared-schema';
 import { asc, eq, inArray } from 'drizzle-orm';
-import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { auditPending, biometricConsents, domainEvents, edgeOutbox, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
-import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
-import { audioForm, EMBEDDING_LIKE, speakerRecordings, startReviewBandEngine } from '../testing/voiceprint.js';
+import { bearer, loggedIn, type TestOrigin } from '../testing/origin.js';
+import { expectProblem, voiceOriginPerTestFile } from '../testing/voice-origin.js';
+import { audioForm, speakerRecordings, startReviewBandEngine } from '../testing/voiceprint.js';
 import { insertVoiceAtCosine } from '../testing/voices.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
 
@@ -31,51 +29,24 @@ let admin: Owner;
 /** What the enrollment recordings embed to (the engine is deterministic). */
 let probe: Float32Array;
 const recordings = () => speakerRecordings('so762:SPEAKER9622', 0, 3);
-const bodies: string[] = [];
 
 type Owner = Awaited<ReturnType<typeof loggedIn>>;
 
-beforeAll(async () => {
-  engine = await startReviewBandEngine({ review: REVIEW, strict: STRICT });
-  origin = await startTestOrigin({ voiceprint: engine });
-  admin = await loggedIn(origin, 'admin');
-  probe = (await engine.embedMany(recordings())).embedding;
-});
-afterAll(async () => {
-  await origin?.close();
-  await engine?.close();
-});
-afterEach(async () => {
-  for (const body of bodies.splice(0)) expect(body).not.toMatch(EMBEDDING_LIKE);
-  for (const line of origin.logs) expect(line).not.toMatch(EMBEDDING_LIKE);
-  await origin.database.db.delete(voices);
-});
-
-async function inject(options: InjectOptions): Promise<LightMyRequestResponse> {
-  const response = await origin.app.inject(options);
-  bodies.push(response.body);
-  return response;
-}
-
-function expectProblem(response: LightMyRequestResponse, status: number, code: string) {
-  expect(response.statusCode, response.body).toBe(status);
-  expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
-  expect(response.json().code).toBe(code);
-  return response.json() as { detail: string; errors?: { field: string; message: string }[] };
-}
+const { inject, grantConsent } = voiceOriginPerTestFile(
+  () => startReviewBandEngine({ review: REVIEW, strict: STRICT }),
+  async (started) => {
+    ({ engine, origin } = started);
+    admin = await loggedIn(origin, 'admin');
+    probe = (await engine.embedMany(recordings())).embedding;
+  },
+);
 
 /** Another owner's enrolled voice whose voiceprint sits at `cosine` from the probe. */
 const protectedVoice = (owner: Owner, cosine: number) =>
   insertVoiceAtCosine(origin.database.db, owner.userId, engine.model.name, probe, cosine);
 
 async function enroll(owner: Owner) {
-  const consent = await inject({
-    method: 'POST',
-    url: '/api/v1/consents',
-    headers: bearer(owner.accessToken),
-    payload: { type: 'biometric', statement_version: '2026-01', accepted: true },
-  });
-  const consentId = consentSchema.parse(consent.json()).consent_id;
+  const consentId = await grantConsent(owner);
   return inject({
     method: 'POST',
     url: '/api/v1/voices/enroll',
