@@ -1,4 +1,4 @@
-import { consentSchema, PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
+import { consentSchema } from '@vip/shared-schema';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { voices } from '../db/schema.js';
@@ -59,12 +59,4 @@ export function voiceOriginPerTestFile(
   }
 
   return { inject, grantConsent };
-}
-
-/** Asserts an RFC 9457 problem answer with this status and code, and returns its body. */
-export function expectProblem(response: LightMyRequestResponse, status: number, code: string) {
-  expect(response.statusCode, response.body).toBe(status);
-  expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
-  expect(response.json().code).toBe(code);
-  return response.json() as { detail: string; errors?: { field: string; message: string }[] };
 }

@@ -13,7 +13,7 @@ import {
   voices,
 } from '../db/schema.js';
 import { bearer, loggedIn } from '../testing/origin.js';
-import { expectProblem } from '../testing/voice-origin.js';
+import { expectProblem } from '../testing/problem.js';
 import { engine, enroll, eventsOf, grantConsent, inject, origin, storedVoice } from '../testing/voice-routes.js';
 import { EMBEDDING_LIKE, speakerRecordings } from '../testing/voiceprint.js';
 import { nearestVoiceQuery } from './store.js';
