@@ -1,51 +1,35 @@
 import { randomUUID } from 'node:crypto';
 import { enrolledVoiceSchema, voiceListSchema } from '@vip/shared-schema';
 import { asc, desc, eq, sql } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { domainEvents, edgeOutbox, voiceEmbeddings, voices } from '../db/schema.js';
-import { bearer, loggedIn, type TestOrigin } from '../testing/origin.js';
+import { bearer, loggedIn } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
-import { voiceOriginPerTestFile } from '../testing/voice-origin.js';
-import { audioForm, silentWav, speakerRecordings, startReviewBandEngine } from '../testing/voiceprint.js';
-import { insertVoiceAtCosine } from '../testing/voices.js';
-import type { VoiceprintEngine } from '../voiceprint/index.js';
+import { admin, engine, grantConsent, inject, origin, REVIEW, recordings, STRICT, voiceAtCosine } from '../testing/review-band-routes.js';
+import { audioForm, silentWav } from '../testing/voiceprint.js';
 
 /*
  * Re-enrollment through the public API: a voice enrolled under a model the service no longer runs
- * gets a voiceprint of the current model and keeps everything else. The engine's conflict points
- * are fixed at 0.6 (review) and 0.8 (strict), and another owner's voice is stored at a chosen cosine
- * from what the recordings embed to, as in reviews.test.ts.
+ * gets a voiceprint of the current model and keeps everything else. Another owner's voice is stored
+ * at a chosen cosine from what the recordings embed to, around the review band's points, as in
+ * reviews.test.ts (testing/review-band-routes.ts).
  */
-const REVIEW = 0.6;
-const STRICT = 0.8;
 const RETIRED_MODEL = 'vip-speaker-v0';
-
-let engine: VoiceprintEngine;
-let origin: TestOrigin;
-let admin: Owner;
-let probe: Float32Array;
-const recordings = () => speakerRecordings('so762:SPEAKER9622', 0, 3);
 
 type Owner = Awaited<ReturnType<typeof loggedIn>>;
 
-const { inject, grantConsent } = voiceOriginPerTestFile(
-  () => startReviewBandEngine({ review: REVIEW, strict: STRICT }),
-  async (started) => {
-    ({ engine, origin } = started);
-    admin = await loggedIn(origin, 'admin');
-    probe = (await engine.embedMany(recordings())).embedding;
-    await origin.app.inject({
-      method: 'POST',
-      url: '/api/v1/platforms',
-      headers: bearer(admin.accessToken),
-      payload: { name: 'Upgrade Platform' },
-    });
-  },
-);
+beforeAll(async () => {
+  const platform = await inject({
+    method: 'POST',
+    url: '/api/v1/platforms',
+    headers: bearer(admin.accessToken),
+    payload: { name: 'Upgrade Platform' },
+  });
+  expect(platform.statusCode, platform.body).toBe(201);
+});
 
 /** Another owner's voice under the current model, its voiceprint at `cosine` from the recordings'. */
-const otherOwnersVoice = async (cosine: number) =>
-  insertVoiceAtCosine(origin.database.db, (await loggedIn(origin)).userId, engine.model.name, probe, cosine);
+const otherOwnersVoice = async (cosine: number) => voiceAtCosine(await loggedIn(origin), cosine);
 
 /**
  * An owner's voice with synthesis consent and a live licence, whose voiceprint is then marked as made
