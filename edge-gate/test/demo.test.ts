@@ -1,5 +1,10 @@
 import { SELF } from 'cloudflare:test';
-import { approvedResultSchema, blockedResultSchema, noRegistryRecordResultSchema } from '@vip/shared-schema';
+import {
+  approvedResultSchema,
+  blockedResultSchema,
+  DEMO_NO_REGISTRY_RECORD_VARIANT_A,
+  noRegistryRecordResultSchema,
+} from '@vip/shared-schema';
 import { describe, expect, it } from 'vitest';
 import {
   EDGE,
@@ -38,16 +43,7 @@ describe('GET /api/v1/protect/demo/pre-synthesis-check (docs/CONTRACT.md#the-dem
     const body = await demo('A');
     expect(body).toMatchObject({ demo: true, endpoint: 'POST /api/v1/protect/pre-synthesis-check' });
     expect(body.example_request).toMatchObject({ voice_id: UUID, platform_name: expect.any(String), intended_use: 'audiobook' });
-    expect(body.response_schema).toEqual({
-      protected: false,
-      action: 'no_registry_record',
-      decision: 'unresolved',
-      license_status: 'not_applicable',
-      consent_status: 'unknown',
-      platform_decision_required: true,
-      license_url: null,
-      check_id: UUID,
-    });
+    expect(body.response_schema).toEqual({ ...DEMO_NO_REGISTRY_RECORD_VARIANT_A, check_id: UUID });
     expect(body.response_schema).not.toHaveProperty('authorization_denied');
     const { no_registry_record, protected_no_license, protected_licensed } = body.possible_responses;
     expect(no_registry_record).toMatchObject({ action: 'no_registry_record', decision: 'unresolved', platform_decision_required: true });

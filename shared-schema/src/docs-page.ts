@@ -1,4 +1,4 @@
-import { escapeHtml, PAGE_SECURITY_HEADERS } from './pages.js';
+import { escapeHtml, PAGE_SECURITY_HEADERS, renderHtmlDocument } from './pages.js';
 import { docsPageRoutes } from './routes/pages.js';
 
 /**
@@ -24,26 +24,18 @@ export interface DocsPage {
 /** The page: a shell for the renderer, no inline script or style; without JavaScript it points to the document. */
 export function renderDocsPage(page: DocsPage): string {
   const asset = (path: string) => escapeHtml(`${page.assetOrigin}${path}`);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(page.title)}</title>
-<link rel="icon" href="data:,">
+  return renderHtmlDocument(
+    page.title,
+    `<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${asset(docsPageRoutes.rendererStyle.path)}">
 <link rel="stylesheet" href="${asset(docsPageRoutes.style.path)}">
 <script src="${asset(docsPageRoutes.renderer.path)}" defer></script>
-<script src="${asset(docsPageRoutes.script.path)}" defer></script>
-</head>
-<body>
-<main id="${DOCS_ROOT_ID}" data-openapi="${escapeHtml(page.openApiPath)}">
+<script src="${asset(docsPageRoutes.script.path)}" defer></script>`,
+    `<main id="${DOCS_ROOT_ID}" data-openapi="${escapeHtml(page.openApiPath)}">
 <h1>${escapeHtml(page.title)}</h1>
 <noscript><p>This reference is drawn by a script. The same content is in <a href="${escapeHtml(page.openApiPath)}">the OpenAPI document</a>.</p></noscript>
-</main>
-</body>
-</html>
-`;
+</main>`,
+  );
 }
 
 /**

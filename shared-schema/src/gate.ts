@@ -147,3 +147,17 @@ export const demoResponseSchema = z.union([demoResponseVariantASchema, demoRespo
 export type DemoOutcomeVariantA = z.infer<typeof demoOutcomeVariantASchema>;
 export type DemoOutcomeVariantB = z.infer<typeof demoOutcomeVariantBSchema>;
 export type DemoResponse = z.infer<typeof demoResponseSchema>;
+
+/**
+ * The demo's Variant A outcome for a voice with no registry record, less its example `check_id`: the
+ * `response_schema` of a Variant A demo, and what its `possible_responses.no_registry_record` says.
+ */
+export const DEMO_NO_REGISTRY_RECORD_VARIANT_A = {
+  protected: false,
+  action: 'no_registry_record',
+  decision: 'unresolved',
+  license_status: 'not_applicable',
+  consent_status: 'unknown',
+  platform_decision_required: true,
+  license_url: null,
+} as const satisfies Omit<DemoOutcomeVariantA, 'check_id'>;

@@ -65,25 +65,37 @@ export interface PageShell {
   mainHtml: string;
 }
 
-/** The HTML around a page: language, viewport for phones, a skip link, one <main>, no inline code. */
-export function renderPageShell(shell: PageShell): string {
-  const links = shell.links.map(([label, href]) => `<a href="${escapeHtml(href)}">${escapeHtml(label)}</a>`).join('');
+/**
+ * Every page's document: in English, sized for phones, titled; `head` and `body` are markup already
+ * escaped, put inside <head> after the title and inside <body>.
+ */
+export function renderHtmlDocument(title: string, head: string, body: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(shell.title)}</title>
-<link rel="stylesheet" href="${escapeHtml(shell.stylePath)}">
-<script type="module" src="${escapeHtml(shell.scriptPath)}"></script>
+<title>${escapeHtml(title)}</title>
+${head}
 </head>
 <body>
-<a class="skip-link" href="#main">Skip to content</a>
-<header class="site"><p class="brand">${escapeHtml(shell.brand)}</p><nav aria-label="Site" class="row">${links}</nav></header>
-<main id="main" tabindex="-1">
-${shell.mainHtml}
-</main>
+${body}
 </body>
 </html>
 `;
+}
+
+/** The HTML around a page: a skip link, the site header, one <main>, no inline code. */
+export function renderPageShell(shell: PageShell): string {
+  const links = shell.links.map(([label, href]) => `<a href="${escapeHtml(href)}">${escapeHtml(label)}</a>`).join('');
+  return renderHtmlDocument(
+    shell.title,
+    `<link rel="stylesheet" href="${escapeHtml(shell.stylePath)}">
+<script type="module" src="${escapeHtml(shell.scriptPath)}"></script>`,
+    `<a class="skip-link" href="#main">Skip to content</a>
+<header class="site"><p class="brand">${escapeHtml(shell.brand)}</p><nav aria-label="Site" class="row">${links}</nav></header>
+<main id="main" tabindex="-1">
+${shell.mainHtml}
+</main>`,
+  );
 }

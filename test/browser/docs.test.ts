@@ -1,7 +1,6 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningService, startService } from '../support/service.js';
-import { chromiumMissing, collectConsole, launchChromium, skipReason } from './support.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { chromiumMissing, collectConsole, serviceAndChromiumPerSuite, skipReason } from './support.js';
 
 /** The text of one operation once the renderer has drawn it, opened by its address (#/tag/operationId). */
 async function operationText(page: Page, base: string, tag: string, operationId: string): Promise<string> {
@@ -12,22 +11,12 @@ async function operationText(page: Page, base: string, tag: string, operationId:
 }
 
 describe.skipIf(chromiumMissing)(`API reference pages in Chromium${skipReason}`, () => {
-  let service: RunningService;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    [service, browser] = await Promise.all([startService(), launchChromium()]);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-  });
+  const running = serviceAndChromiumPerSuite();
 
   it("the origin's page shows a route's query fields, response fields and enums, its problem codes, rendered Markdown and contents", async () => {
-    const page = await browser.newPage();
+    const page = await running.browser.newPage();
     const messages = collectConsole(page);
-    const text = await operationText(page, service.originUrl, 'audit', 'listAuditEntries');
+    const text = await operationText(page, running.service.originUrl, 'audit', 'listAuditEntries');
     // Query parameters with their enum, the response's fields (resolved from components), problem codes by status.
     for (const field of ['check_id', 'order', 'decided_at', 'recorded_at', 'seq', 'next_cursor', 'gate.decision'])
       expect(text).toContain(field);
@@ -47,9 +36,9 @@ describe.skipIf(chromiumMissing)(`API reference pages in Chromium${skipReason}`,
   });
 
   it("the edge's page renders the gate's request and answer from the origin's renderer, and leaves the internal routes out", async () => {
-    const page = await browser.newPage();
+    const page = await running.browser.newPage();
     const messages = collectConsole(page);
-    const text = await operationText(page, service.edgeUrl, 'gate', 'preSynthesisCheck');
+    const text = await operationText(page, running.service.edgeUrl, 'gate', 'preSynthesisCheck');
     for (const field of ['voice_id', 'platform_name', 'intended_use', 'authorization_token', 'no_registry_record', 'rate_limited'])
       expect(text).toContain(field);
     expect(await page.locator('.opblock-summary-path', { hasText: '/internal/' }).count()).toBe(0);

@@ -1,23 +1,11 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningService, startService } from '../support/service.js';
-import { chromiumMissing, collectConsole, expectAccessible, launchChromium, screenshot, skipReason } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { chromiumMissing, collectConsole, expectAccessible, screenshot, serviceAndChromiumPerSuite, skipReason } from './support.js';
 
 describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`, () => {
-  let service: RunningService;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    [service, browser] = await Promise.all([startService(), launchChromium()]);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await service?.stop();
-  });
+  const running = serviceAndChromiumPerSuite();
 
   it('serves the page with a strict Content-Security-Policy and no inline code', async () => {
-    const response = await fetch(`${service.edgeUrl}/playground`);
+    const response = await fetch(`${running.service.edgeUrl}/playground`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
     const csp = response.headers.get('content-security-policy') ?? '';
@@ -28,19 +16,19 @@ describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`
     const html = await response.text();
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/\son[a-z]+=/);
-    const script = await fetch(`${service.edgeUrl}/playground/playground.js`);
+    const script = await fetch(`${running.service.edgeUrl}/playground/playground.js`);
     expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
   });
 
   it("an evaluator sees the demo's three outcomes with their exact bodies, runs a live call and copies a snippet", async () => {
-    const context = await browser.newContext();
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: service.edgeUrl });
+    const context = await running.browser.newContext();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: running.service.edgeUrl });
     const page = await context.newPage();
     const messages = collectConsole(page);
-    await page.goto(`${service.edgeUrl}/playground`);
+    await page.goto(`${running.service.edgeUrl}/playground`);
 
     await page.locator('[data-outcome]').nth(2).waitFor();
-    const demo = (await (await fetch(`${service.edgeUrl}/api/v1/protect/demo/pre-synthesis-check`)).json()) as {
+    const demo = (await (await fetch(`${running.service.edgeUrl}/api/v1/protect/demo/pre-synthesis-check`)).json()) as {
       possible_responses: Record<string, Record<string, unknown>>;
     };
     // The check ids and the example voice id are fresh on every call; every other byte is the demo's own.
@@ -60,7 +48,7 @@ describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`
     await page.locator('button[data-copy="curl-demo"]').click();
     await expect.poll(() => page.locator('#copy-status').textContent()).toContain('Copied');
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(
-      `curl -s ${service.edgeUrl}/api/v1/protect/demo/pre-synthesis-check`,
+      `curl -s ${running.service.edgeUrl}/api/v1/protect/demo/pre-synthesis-check`,
     );
     await screenshot(page, 'playground');
 

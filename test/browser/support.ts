@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { type RunningService, startService } from '../support/service.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -36,6 +37,23 @@ export function launchChromium(): Promise<Browser> {
       '--autoplay-policy=no-user-gesture-required',
     ],
   });
+}
+
+/**
+ * A service started as `npm start` starts it and a Chromium, for the suite that calls this (at the
+ * top of its describe): both start before its tests and stop after them; the fields are set once
+ * they have started.
+ */
+export function serviceAndChromiumPerSuite(): { service: RunningService; browser: Browser } {
+  const running = {} as { service: RunningService; browser: Browser };
+  beforeAll(async () => {
+    [running.service, running.browser] = await Promise.all([startService(), launchChromium()]);
+  });
+  afterAll(async () => {
+    await running.browser?.close();
+    await running.service?.stop();
+  });
+  return running;
 }
 
 /** Everything the page reported on its console, to assert that no CSP violation happened. */

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, json, post, type RunningService, startService } from '../support/service.js';
 
 const admin = { email: 'admin@e2e.example', password: 'e2e-admin-password-long-enough' };
-const gatePath = '/api/v1/protect/pre-synthesis-check';
+const gatePath = edgeRoutes.preSynthesisCheck.path;
 
 describe('both planes started as npm start starts them', () => {
   let service: RunningService;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { speakerRecordings } from '../../origin/src/testing/voiceprint.js';
@@ -16,8 +17,6 @@ import {
 
 const admin = { email: 'admin@loop-e2e.example', password: 'loop-e2e-admin-password' };
 const owner = { email: 'owner@loop-e2e.example', password: 'loop-e2e-owner-password' };
-const gatePath = '/api/v1/protect/pre-synthesis-check';
-const redeemPath = '/api/v1/protect/authorizations/redeem';
 const ENROLLED_SPEAKER = 'so762:SPEAKER9612';
 const STRANGER = 'dsp20:16307130260';
 
@@ -41,7 +40,7 @@ describe('the protection loop across both planes: screen, check, request, approv
   };
   const gate = async (voice = voiceId) => {
     const response = await post(
-      `${service.edgeUrl}${gatePath}`,
+      `${service.edgeUrl}${edgeRoutes.preSynthesisCheck.path}`,
       { voice_id: voice, platform_name: platformName, intended_use: 'audiobook' },
       asPlatform(),
     );
@@ -133,7 +132,7 @@ describe('the protection loop across both planes: screen, check, request, approv
     await eventually(async () => (await gate()).body.status === 'approved', 10_000);
     const answer = (await gate()).body;
     expect(answer).toMatchObject({ status: 'approved', licensed: true, voice_id: voiceId });
-    const redeemed = await post(`${service.edgeUrl}${redeemPath}`, { token: answer.authorization_token }, asPlatform());
+    const redeemed = await post(`${service.edgeUrl}${edgeRoutes.redeem.path}`, { token: answer.authorization_token }, asPlatform());
     expect(redeemed.status).toBe(200);
     expect(await json(redeemed)).toMatchObject({ voice_id: voiceId, platform_name: platformName, intended_use: 'audiobook' });
   }, 120_000);

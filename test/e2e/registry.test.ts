@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   enrolledVoice,
@@ -14,8 +15,6 @@ import { ENROLL_CLIPS } from '../support/speech.js';
 
 const admin = { email: 'admin@registry-e2e.example', password: 'registry-e2e-admin-password' };
 const owner = { email: 'owner@registry-e2e.example', password: 'registry-e2e-owner-password' };
-const gatePath = '/api/v1/protect/pre-synthesis-check';
-const redeemPath = '/api/v1/protect/authorizations/redeem';
 
 describe('the registry across both planes: consent and licences decide the gate', () => {
   let service: RunningService;
@@ -28,7 +27,7 @@ describe('the registry across both planes: consent and licences decide the gate'
   const asOwner = () => ({ authorization: `Bearer ${ownerToken}` });
   const gate = async (intendedUse = 'audiobook') => {
     const response = await post(
-      `${service.edgeUrl}${gatePath}`,
+      `${service.edgeUrl}${edgeRoutes.preSynthesisCheck.path}`,
       { voice_id: voiceId, platform_name: platformName, intended_use: intendedUse },
       { 'x-api-key': apiKey },
     );
@@ -94,10 +93,10 @@ describe('the registry across both planes: consent and licences decide the gate'
     const token = approved.authorization_token as string;
     expect(token).toBeTruthy();
 
-    const redeemed = await post(`${service.edgeUrl}${redeemPath}`, { token }, { 'x-api-key': apiKey });
+    const redeemed = await post(`${service.edgeUrl}${edgeRoutes.redeem.path}`, { token }, { 'x-api-key': apiKey });
     expect(redeemed.status).toBe(200);
     expect(await json(redeemed)).toMatchObject({ voice_id: voiceId, platform_name: platformName, intended_use: 'audiobook' });
-    const again = await post(`${service.edgeUrl}${redeemPath}`, { token }, { 'x-api-key': apiKey });
+    const again = await post(`${service.edgeUrl}${edgeRoutes.redeem.path}`, { token }, { 'x-api-key': apiKey });
     expect(again.status).toBe(409);
     expect(await json(again)).toMatchObject({ code: 'token_already_used' });
 

@@ -1,4 +1,10 @@
-import type { DemoOutcomeVariantA, DemoOutcomeVariantB, DemoResponse, PreSynthesisCheckRequest } from '@vip/shared-schema';
+import {
+  DEMO_NO_REGISTRY_RECORD_VARIANT_A,
+  type DemoOutcomeVariantA,
+  type DemoOutcomeVariantB,
+  type DemoResponse,
+  type PreSynthesisCheckRequest,
+} from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { enforceLimit } from '../admission/limits.js';
 import type { EdgeConfig } from '../config.js';
@@ -12,15 +18,7 @@ const GATE = `POST ${edgeRoutes.preSynthesisCheck.path}`;
 function variantAOutcomes(config: EdgeConfig, voiceId: string, newId: () => string) {
   const outcome = (fields: Omit<DemoOutcomeVariantA, 'check_id'>): DemoOutcomeVariantA => ({ ...fields, check_id: newId() });
   return {
-    no_registry_record: outcome({
-      protected: false,
-      action: 'no_registry_record',
-      decision: 'unresolved',
-      license_status: 'not_applicable',
-      consent_status: 'unknown',
-      platform_decision_required: true,
-      license_url: null,
-    }),
+    no_registry_record: outcome(DEMO_NO_REGISTRY_RECORD_VARIANT_A),
     protected_no_license: outcome({
       protected: true,
       action: 'authorization_denied',

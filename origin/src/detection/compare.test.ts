@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { comparisonResultSchema, PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
+import { comparisonResultSchema } from '@vip/shared-schema';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { domainEvents, voiceEmbeddings, voices } from '../db/schema.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { platformKey } from '../testing/platforms.js';
+import { expectProblem } from '../testing/problem.js';
 import { audioForm, EMBEDDING_LIKE, hasCalibratedModel, silentWav, speakerRecordings, startTestEngine } from '../testing/voiceprint.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
 import { insertEmbedding } from '../voices/store.js';
@@ -29,13 +30,6 @@ type Owner = Awaited<ReturnType<typeof loggedIn>>;
 
 const compare = (owner: Owner, files: Record<string, Uint8Array>, fields: Record<string, string> = {}, app = origin.app) =>
   app.inject({ method: 'POST', url: '/api/v1/detection/compare', headers: bearer(owner.accessToken), payload: audioForm(files, fields) });
-
-function expectProblem(response: LightMyRequestResponse, status: number, code: string) {
-  expect(response.statusCode, response.body).toBe(status);
-  expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
-  expect(response.json().code).toBe(code);
-  return response.json() as { errors?: { field: string; message: string }[] };
-}
 
 function expectComparison(response: LightMyRequestResponse) {
   expect(response.statusCode, response.body).toBe(200);

@@ -6,15 +6,14 @@ import {
   LICENSE_TOKEN_PREFIX,
   licenseRequestListSchema,
   licenseRequestSchema,
-  PROBLEM_CONTENT_TYPE,
   type VoiceIndexRecord,
 } from '@vip/shared-schema';
 import { and, asc, eq, sql } from 'drizzle-orm';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditPending, domainEvents, edgeOutbox, licenses, webhookDeliveries } from '../db/schema.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { platformKey } from '../testing/platforms.js';
+import { expectProblem } from '../testing/problem.js';
 import { insertTestVoice } from '../testing/voices.js';
 
 const REQUESTS_PER_MINUTE = 5;
@@ -44,13 +43,6 @@ const ownerCall = (owner: Owner, method: 'GET' | 'POST', url: string, payload?: 
   origin.app.inject({ method, url, headers: bearer(owner.accessToken), ...(payload ? { payload } : {}) });
 const readAs = (headers: Record<string, string>, requestId: string) =>
   origin.app.inject({ method: 'GET', url: `/api/v1/license-requests/${requestId}`, headers });
-
-function expectProblem(response: LightMyRequestResponse, status: number, code: string) {
-  expect(response.statusCode, response.body).toBe(status);
-  expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
-  expect(response.json().code).toBe(code);
-  return response.json() as { errors?: { field: string; message: string }[] };
-}
 
 async function setup() {
   const owner = await loggedIn(origin);

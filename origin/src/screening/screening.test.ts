@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { type AuditRecord, PROBLEM_CONTENT_TYPE, screeningResultSchema } from '@vip/shared-schema';
+import { type AuditRecord, screeningResultSchema } from '@vip/shared-schema';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { auditPending, domainEvents, licenses } from '../db/schema.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { platformKey } from '../testing/platforms.js';
+import { expectProblem } from '../testing/problem.js';
 import { audioForm, EMBEDDING_LIKE, hasCalibratedModel, silentWav, speakerRecordings, startTestEngine } from '../testing/voiceprint.js';
 import { insertEnrolledVoice } from '../testing/voices.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
@@ -37,13 +38,6 @@ const screen = (headers: Record<string, string>, files: Record<string, Uint8Arra
   origin.app.inject({ method: 'POST', url: '/api/v1/protect/screen', headers, payload: audioForm(files, fields) });
 
 const asKey = (apiKey: string) => ({ 'x-api-key': apiKey });
-
-function expectProblem(response: LightMyRequestResponse, status: number, code: string) {
-  expect(response.statusCode, response.body).toBe(status);
-  expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
-  expect(response.json().code).toBe(code);
-  return response.json() as { errors?: { field: string; message: string }[] };
-}
 
 function expectScreening(response: LightMyRequestResponse) {
   expect(response.statusCode, response.body).toBe(200);

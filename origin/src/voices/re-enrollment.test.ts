@@ -1,70 +1,35 @@
 import { randomUUID } from 'node:crypto';
-import { consentSchema, enrolledVoiceSchema, PROBLEM_CONTENT_TYPE, voiceListSchema } from '@vip/shared-schema';
+import { enrolledVoiceSchema, voiceListSchema } from '@vip/shared-schema';
 import { asc, desc, eq, sql } from 'drizzle-orm';
-import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { domainEvents, edgeOutbox, voiceEmbeddings, voices } from '../db/schema.js';
-import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
-import { audioForm, EMBEDDING_LIKE, silentWav, speakerRecordings, startReviewBandEngine } from '../testing/voiceprint.js';
-import { insertVoiceAtCosine } from '../testing/voices.js';
-import type { VoiceprintEngine } from '../voiceprint/index.js';
+import { bearer, loggedIn } from '../testing/origin.js';
+import { expectProblem } from '../testing/problem.js';
+import { admin, engine, grantConsent, inject, origin, REVIEW, recordings, STRICT, voiceAtCosine } from '../testing/review-band-routes.js';
+import { audioForm, silentWav } from '../testing/voiceprint.js';
 
 /*
  * Re-enrollment through the public API: a voice enrolled under a model the service no longer runs
- * gets a voiceprint of the current model and keeps everything else. The engine's conflict points
- * are fixed at 0.6 (review) and 0.8 (strict), and another owner's voice is stored at a chosen cosine
- * from what the recordings embed to, as in reviews.test.ts.
+ * gets a voiceprint of the current model and keeps everything else. Another owner's voice is stored
+ * at a chosen cosine from what the recordings embed to, around the review band's points, as in
+ * reviews.test.ts (testing/review-band-routes.ts).
  */
-const REVIEW = 0.6;
-const STRICT = 0.8;
 const RETIRED_MODEL = 'vip-speaker-v0';
-
-let engine: VoiceprintEngine;
-let origin: TestOrigin;
-let admin: Owner;
-let probe: Float32Array;
-const recordings = () => speakerRecordings('so762:SPEAKER9622', 0, 3);
-const bodies: string[] = [];
 
 type Owner = Awaited<ReturnType<typeof loggedIn>>;
 
 beforeAll(async () => {
-  engine = await startReviewBandEngine({ review: REVIEW, strict: STRICT });
-  origin = await startTestOrigin({ voiceprint: engine });
-  admin = await loggedIn(origin, 'admin');
-  probe = (await engine.embedMany(recordings())).embedding;
-  await origin.app.inject({
+  const platform = await inject({
     method: 'POST',
     url: '/api/v1/platforms',
     headers: bearer(admin.accessToken),
     payload: { name: 'Upgrade Platform' },
   });
+  expect(platform.statusCode, platform.body).toBe(201);
 });
-afterAll(async () => {
-  await origin?.close();
-  await engine?.close();
-});
-afterEach(async () => {
-  for (const body of bodies.splice(0)) expect(body).not.toMatch(EMBEDDING_LIKE);
-  for (const line of origin.logs) expect(line).not.toMatch(EMBEDDING_LIKE);
-  await origin.database.db.delete(voices);
-});
-
-async function inject(options: InjectOptions): Promise<LightMyRequestResponse> {
-  const response = await origin.app.inject(options);
-  bodies.push(response.body);
-  return response;
-}
-
-function expectProblem(response: LightMyRequestResponse, status: number, code: string) {
-  expect(response.statusCode, response.body).toBe(status);
-  expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
-  expect(response.json().code).toBe(code);
-}
 
 /** Another owner's voice under the current model, its voiceprint at `cosine` from the recordings'. */
-const otherOwnersVoice = async (cosine: number) =>
-  insertVoiceAtCosine(origin.database.db, (await loggedIn(origin)).userId, engine.model.name, probe, cosine);
+const otherOwnersVoice = async (cosine: number) => voiceAtCosine(await loggedIn(origin), cosine);
 
 /**
  * An owner's voice with synthesis consent and a live licence, whose voiceprint is then marked as made
@@ -72,17 +37,11 @@ const otherOwnersVoice = async (cosine: number) =>
  */
 async function licensedVoiceOfRetiredModel() {
   const owner = await loggedIn(origin);
-  const consent = await inject({
-    method: 'POST',
-    url: '/api/v1/consents',
-    headers: bearer(owner.accessToken),
-    payload: { type: 'biometric', statement_version: '2026-01', accepted: true },
-  });
   const enrolled = await inject({
     method: 'POST',
     url: '/api/v1/voices/enroll',
     headers: bearer(owner.accessToken),
-    payload: audioForm({ audio: recordings() }, { name: 'Narrator', consent_id: consentSchema.parse(consent.json()).consent_id }),
+    payload: audioForm({ audio: recordings() }, { name: 'Narrator', consent_id: await grantConsent(owner) }),
   });
   expect(enrolled.statusCode, enrolled.body).toBe(201);
   const voiceId = enrolledVoiceSchema.parse(enrolled.json()).voice_id;

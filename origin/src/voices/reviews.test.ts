@@ -1,81 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import {
   auditRecordSchema,
-  consentSchema,
   enrolledVoiceSchema,
-  PROBLEM_CONTENT_TYPE,
   voiceListSchema,
   voiceReviewListSchema,
   voiceReviewOutcomeSchema,
 } from '@vip/shared-schema';
 import { asc, eq, inArray } from 'drizzle-orm';
-import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { auditPending, biometricConsents, domainEvents, edgeOutbox, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
-import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
-import { audioForm, EMBEDDING_LIKE, speakerRecordings, startReviewBandEngine } from '../testing/voiceprint.js';
-import { insertVoiceAtCosine } from '../testing/voices.js';
-import type { VoiceprintEngine } from '../voiceprint/index.js';
+import { bearer, loggedIn } from '../testing/origin.js';
+import { expectProblem } from '../testing/problem.js';
+import { admin, engine, grantConsent, inject, origin, REVIEW, recordings, STRICT, voiceAtCosine } from '../testing/review-band-routes.js';
+import { audioForm } from '../testing/voiceprint.js';
 
 /*
  * The identity-conflict review band through the public API. The engine's conflict points are fixed
- * at 0.6 (review) and 0.8 (strict); the other owner's voice is stored with a voiceprint at a chosen
- * cosine from what the enrollment's recordings embed to, so each test lands exactly where it means to.
+ * at REVIEW and STRICT; the other owner's voice is stored with a voiceprint at a chosen cosine from
+ * what the enrollment's recordings embed to, so each test lands exactly where it means to
+ * (testing/review-band-routes.ts).
  */
-const REVIEW = 0.6;
-const STRICT = 0.8;
-
-let engine: VoiceprintEngine;
-let origin: TestOrigin;
-let admin: Owner;
-/** What the enrollment recordings embed to (the engine is deterministic). */
-let probe: Float32Array;
-const recordings = () => speakerRecordings('so762:SPEAKER9622', 0, 3);
-const bodies: string[] = [];
 
 type Owner = Awaited<ReturnType<typeof loggedIn>>;
 
-beforeAll(async () => {
-  engine = await startReviewBandEngine({ review: REVIEW, strict: STRICT });
-  origin = await startTestOrigin({ voiceprint: engine });
-  admin = await loggedIn(origin, 'admin');
-  probe = (await engine.embedMany(recordings())).embedding;
-});
-afterAll(async () => {
-  await origin?.close();
-  await engine?.close();
-});
-afterEach(async () => {
-  for (const body of bodies.splice(0)) expect(body).not.toMatch(EMBEDDING_LIKE);
-  for (const line of origin.logs) expect(line).not.toMatch(EMBEDDING_LIKE);
-  await origin.database.db.delete(voices);
-});
-
-async function inject(options: InjectOptions): Promise<LightMyRequestResponse> {
-  const response = await origin.app.inject(options);
-  bodies.push(response.body);
-  return response;
-}
-
-function expectProblem(response: LightMyRequestResponse, status: number, code: string) {
-  expect(response.statusCode, response.body).toBe(status);
-  expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
-  expect(response.json().code).toBe(code);
-  return response.json() as { detail: string; errors?: { field: string; message: string }[] };
-}
-
-/** Another owner's enrolled voice whose voiceprint sits at `cosine` from the probe. */
-const protectedVoice = (owner: Owner, cosine: number) =>
-  insertVoiceAtCosine(origin.database.db, owner.userId, engine.model.name, probe, cosine);
-
 async function enroll(owner: Owner) {
-  const consent = await inject({
-    method: 'POST',
-    url: '/api/v1/consents',
-    headers: bearer(owner.accessToken),
-    payload: { type: 'biometric', statement_version: '2026-01', accepted: true },
-  });
-  const consentId = consentSchema.parse(consent.json()).consent_id;
+  const consentId = await grantConsent(owner);
   return inject({
     method: 'POST',
     url: '/api/v1/voices/enroll',
@@ -88,7 +37,7 @@ async function enroll(owner: Owner) {
 async function heldVoice(options: { enrolling?: Owner; cosine?: number } = {}) {
   const protectedOwner = await loggedIn(origin);
   const enrolling = options.enrolling ?? (await loggedIn(origin));
-  const matchedId = await protectedVoice(protectedOwner, options.cosine ?? 0.7);
+  const matchedId = await voiceAtCosine(protectedOwner, options.cosine ?? 0.7);
   const response = await enroll(enrolling);
   expect(response.statusCode, response.body).toBe(201);
   const voice = enrolledVoiceSchema.parse(response.json());
@@ -135,14 +84,14 @@ describe('enrollment against the identity-conflict points', () => {
 
   it('enrolls as ready below the review point, and refuses above the strict point as before', async () => {
     const below = await loggedIn(origin);
-    await protectedVoice(await loggedIn(origin), REVIEW - 0.05);
+    await voiceAtCosine(await loggedIn(origin), REVIEW - 0.05);
     const ready = await enroll(below);
     expect(ready.statusCode, ready.body).toBe(201);
     expect(enrolledVoiceSchema.parse(ready.json()).status).toBe('ready');
     await origin.database.db.delete(voices);
 
     const above = await loggedIn(origin);
-    await protectedVoice(await loggedIn(origin), STRICT + 0.05);
+    await voiceAtCosine(await loggedIn(origin), STRICT + 0.05);
     expectProblem(await enroll(above), 409, 'identity_conflict');
     expect(await origin.database.db.select().from(voices).where(eq(voices.ownerId, above.userId))).toEqual([]);
   });
@@ -351,7 +300,7 @@ describe('POST /api/v1/admin/voice-reviews/{voice_id}', () => {
     expectProblem(await decide(randomUUID(), { decision: 'clear' }), 404, 'not_found');
 
     const readyOwner = await loggedIn(origin);
-    const readyId = await protectedVoice(readyOwner, 0);
+    const readyId = await voiceAtCosine(readyOwner, 0);
     expectProblem(await decide(readyId, { decision: 'reject' }), 409, 'conflict');
     expect(await origin.database.db.select().from(voices).where(eq(voices.id, readyId))).toHaveLength(1);
 

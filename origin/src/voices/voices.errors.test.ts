@@ -2,7 +2,8 @@ import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { biometricConsents } from '../db/schema.js';
 import { bearer, loggedIn } from '../testing/origin.js';
-import { enroll, eventsOf, expectProblem, grantConsent, inject, origin } from '../testing/voice-routes.js';
+import { expectProblem } from '../testing/problem.js';
+import { enroll, eventsOf, grantConsent, inject, origin } from '../testing/voice-routes.js';
 import { silentWav, speakerRecordings } from '../testing/voiceprint.js';
 
 describe('POST /api/v1/voices/enroll', () => {

@@ -4,7 +4,8 @@ import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { auditPending, biometricConsents, INDEXED_EMBEDDING_MODELS, voices } from '../db/schema.js';
 import { bearer, loggedIn } from '../testing/origin.js';
-import { engine, enroll, eventsOf, expectProblem, grantConsent, inject, origin, storedVoice, unitAxis } from '../testing/voice-routes.js';
+import { expectProblem } from '../testing/problem.js';
+import { engine, enroll, eventsOf, grantConsent, inject, origin, storedVoice, unitAxis } from '../testing/voice-routes.js';
 import { audioForm, hasCalibratedModel, silentWav, speakerRecordings } from '../testing/voiceprint.js';
 import { nearestVoice } from './store.js';
 

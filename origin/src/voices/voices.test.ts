@@ -13,7 +13,8 @@ import {
   voices,
 } from '../db/schema.js';
 import { bearer, loggedIn } from '../testing/origin.js';
-import { engine, enroll, eventsOf, expectProblem, grantConsent, inject, origin, storedVoice } from '../testing/voice-routes.js';
+import { expectProblem } from '../testing/problem.js';
+import { engine, enroll, eventsOf, grantConsent, inject, origin, storedVoice } from '../testing/voice-routes.js';
 import { EMBEDDING_LIKE, speakerRecordings } from '../testing/voiceprint.js';
 import { nearestVoiceQuery } from './store.js';
 

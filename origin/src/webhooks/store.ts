@@ -221,48 +221,34 @@ export interface AttemptRecord {
   at: Date;
 }
 
-export async function markDelivered(db: Executor, id: number, attempt: AttemptRecord): Promise<void> {
+export const markDelivered = (db: Executor, id: number, attempt: AttemptRecord): Promise<void> =>
+  recordAttempt(db, id, attempt, { status: 'delivered', finishedAt: attempt.at });
+
+export const markRetry = (db: Executor, id: number, attempt: AttemptRecord, retryAt: Date): Promise<void> =>
+  recordAttempt(db, id, attempt, { nextAttemptAt: retryAt });
+
+export const markGivenUp = (db: Executor, id: number, attempt: AttemptRecord): Promise<void> =>
+  recordAttempt(db, id, attempt, { status: 'failed', finishedAt: attempt.at });
+
+/** One more attempt on a queued delivery, what it answered, and what that makes of the delivery. */
+async function recordAttempt(
+  db: Executor,
+  id: number,
+  attempt: AttemptRecord,
+  outcome: Partial<Pick<typeof webhookDeliveries.$inferInsert, 'status' | 'nextAttemptAt' | 'finishedAt'>>,
+): Promise<void> {
   await db
     .update(webhookDeliveries)
-    .set({
-      status: 'delivered',
-      attempts: sql`${webhookDeliveries.attempts} + 1`,
-      lastAttemptAt: attempt.at,
-      lastStatusCode: attempt.statusCode,
-      lastError: null,
-      finishedAt: attempt.at,
-    })
+    .set({ attempts: sql`${webhookDeliveries.attempts} + 1`, ...lastAttempt(attempt), ...outcome })
     .where(eq(webhookDeliveries.id, id));
 }
 
-export async function markRetry(db: Executor, id: number, attempt: AttemptRecord, retryAt: Date): Promise<void> {
-  await db
-    .update(webhookDeliveries)
-    .set({
-      attempts: sql`${webhookDeliveries.attempts} + 1`,
-      nextAttemptAt: retryAt,
-      lastAttemptAt: attempt.at,
-      lastStatusCode: attempt.statusCode,
-      lastError: clipError(attempt.error),
-    })
-    .where(eq(webhookDeliveries.id, id));
-}
-
-export async function markGivenUp(db: Executor, id: number, attempt: AttemptRecord): Promise<void> {
-  await db
-    .update(webhookDeliveries)
-    .set({
-      status: 'failed',
-      attempts: sql`${webhookDeliveries.attempts} + 1`,
-      lastAttemptAt: attempt.at,
-      lastStatusCode: attempt.statusCode,
-      lastError: clipError(attempt.error),
-      finishedAt: attempt.at,
-    })
-    .where(eq(webhookDeliveries.id, id));
-}
-
-const clipError = (error: string | null) => error?.slice(0, 500) ?? null;
+/** The columns that keep what a delivery's last attempt answered (an error message clipped to 500 characters). */
+const lastAttempt = (attempt: AttemptRecord) => ({
+  lastAttemptAt: attempt.at,
+  lastStatusCode: attempt.statusCode,
+  lastError: attempt.error?.slice(0, 500) ?? null,
+});
 
 /** A test delivery, sent once and never retried: recorded finished, beside the endpoint's events. */
 export async function recordTestDelivery(
@@ -280,9 +266,7 @@ export async function recordTestDelivery(
     status: attempt.error === null ? 'delivered' : 'failed',
     attempts: 1,
     nextAttemptAt: delivery.sentAt,
-    lastAttemptAt: attempt.at,
-    lastStatusCode: attempt.statusCode,
-    lastError: clipError(attempt.error),
+    ...lastAttempt(attempt),
     finishedAt: attempt.at,
   });
 }

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { DEMO_NO_REGISTRY_RECORD_VARIANT_A } from '../gate.js';
 import {
   authorizationTokenOf,
   ContractError,
@@ -192,16 +193,7 @@ describe('the gate client', () => {
   });
 
   it('calls the public demo without credentials', async () => {
-    const outcome = {
-      protected: false,
-      action: 'no_registry_record',
-      decision: 'unresolved',
-      license_status: 'not_applicable',
-      consent_status: 'unknown',
-      platform_decision_required: true,
-      license_url: null,
-      check_id: CHECK_ID,
-    };
+    const outcome = { ...DEMO_NO_REGISTRY_RECORD_VARIANT_A, check_id: CHECK_ID };
     answer = () => ({
       status: 200,
       body: {
