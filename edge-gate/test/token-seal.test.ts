@@ -119,6 +119,23 @@ describe("a token's seal", () => {
     expect(writes).toEqual(['put redeemed:0']);
   });
 
+  it('redeems many tokens of one block at once, each exactly once, and keeps every bit across a new instance', async () => {
+    const key = await newPlatformKey();
+    const { voiceId } = await licensedVoice(key.platformName, ['podcast']);
+    const tokens = await Promise.all(Array.from({ length: 40 }, () => approve(key, voiceId)));
+    const answers = await Promise.all([...tokens, ...tokens].map((token) => redeem(key, token)));
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(40);
+    expect(statuses.filter((status) => status === 409)).toHaveLength(40);
+    const spent = await runInDurableObject(deskStub(voiceId, key.platformName), (_live: VoiceGate, state) => {
+      const fresh = new VoiceGate(state, env);
+      return Promise.all(
+        tokens.map((token) => fresh.redeem(decodeJwtPart(token.split('.')[1]!) as Parameters<VoiceGate['redeem']>[0], Date.now())),
+      );
+    });
+    expect(spent).toEqual(tokens.map(() => 'already_used'));
+  });
+
   it('purges redeemed bits once their tokens are past expiry and retention, and keeps the rest', async () => {
     const key = await newPlatformKey();
     const { voiceId } = await licensedVoice(key.platformName, ['podcast']);
