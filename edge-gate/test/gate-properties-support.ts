@@ -15,7 +15,7 @@ import { createLocalJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import { expect } from 'vitest';
 import { createApp } from '../src/app.js';
 import { findAuditRecord } from './audit-support.js';
-import { accessTokenFor, EDGE, GATE_PATH, jsonPost, newId, nextVersion, sync, uniqueIp } from './support.js';
+import { accessTokenFor, EDGE, GATE_PATH, jsonPost, newId, nextVersion, REDEEM_PATH, sync, uniqueIp } from './support.js';
 
 /*
  * Property tests of the gate's outcome rules (docs/CONTRACT.md#states-and-gate-rules) against a reference model written from
@@ -326,7 +326,6 @@ export async function newCaller(kind: Scenario['caller']): Promise<{ caller: Cal
   };
 }
 
-const REDEEM_PATH = '/api/v1/protect/authorizations/redeem';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let jwks: ReturnType<typeof createLocalJWKSet> | undefined;

@@ -9,13 +9,13 @@ import {
   licensedVoice,
   newPlatformKey,
   publishVoice,
+  REDEEM_PATH,
   uniqueIp,
   uniqueName,
   voiceRecord,
 } from './support.js';
 
 const VARIANT_B = { settings: { GATE_VARIANT: 'B' } };
-const REDEEM_PATH = '/api/v1/protect/authorizations/redeem';
 const anonymous = () => ({ 'cf-connecting-ip': uniqueIp() });
 
 async function checkB(body: Record<string, unknown>, headers: Record<string, string> = anonymous()) {

@@ -12,6 +12,7 @@ import {
   nextVersion,
   type PlatformKey,
   publishVoice,
+  REDEEM_PATH,
   sync,
   voiceRecord,
 } from './support.js';
@@ -22,7 +23,6 @@ import {
  * the origin's sync is acknowledged, whatever a lagging KV copy says.
  */
 const PLATFORMS = 40;
-const REDEEM_PATH = '/api/v1/protect/authorizations/redeem';
 
 async function hotVoice() {
   const keys = await Promise.all(Array.from({ length: PLATFORMS }, () => newPlatformKey()));

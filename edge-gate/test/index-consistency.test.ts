@@ -12,6 +12,7 @@ import {
   newPlatformKey,
   nextVersion,
   type PlatformKey,
+  REDEEM_PATH,
 } from './support.js';
 
 /**
@@ -19,7 +20,6 @@ import {
  * isolate's copy of the KV index for a minute, but whether it is revoked is asked of its home shard
  * on every request. These revoke the key at its shard only, so KV and the isolate still vouch for it.
  */
-const REDEEM_PATH = '/api/v1/protect/authorizations/redeem';
 const body = (key: PlatformKey, voiceId: string = crypto.randomUUID()) => ({
   voice_id: voiceId,
   platform_name: key.platformName,

@@ -14,10 +14,9 @@ import {
   newPlatformKey,
   type PlatformKey,
   publishVoice,
+  REDEEM_PATH,
   serveOriginJwks,
 } from './support.js';
-
-const REDEEM_PATH = '/api/v1/protect/authorizations/redeem';
 
 const redeem = (token: string, headers: Record<string, string>) => SELF.fetch(`${EDGE}${REDEEM_PATH}`, jsonPost({ token }, headers));
 

@@ -9,6 +9,7 @@ import {
   type VoiceIndexRecord,
   type VoiceLicenseIndex,
 } from '@vip/shared-schema';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { expect, vi } from 'vitest';
 import { createApp } from '../src/app.js';
@@ -23,7 +24,8 @@ let versionCounter = Date.now();
 export const nextVersion = () => ++versionCounter;
 
 export const EDGE = 'https://edge.test';
-export const GATE_PATH = '/api/v1/protect/pre-synthesis-check';
+export const GATE_PATH = edgeRoutes.preSynthesisCheck.path;
+export const REDEEM_PATH = edgeRoutes.redeem.path;
 
 export async function signedPost(path: string, body: string, options: { secret?: string; atSeconds?: number } = {}) {
   const headers = await signInternalRequest(

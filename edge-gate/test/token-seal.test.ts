@@ -15,6 +15,7 @@ import {
   newPlatformKey,
   type PlatformKey,
   publishVoice,
+  REDEEM_PATH,
   voiceRecord,
 } from './support.js';
 
@@ -23,7 +24,6 @@ import {
  * approvals write nothing at the desk, yet only tokens the desk issued are redeemed, once each, on
  * the licence they were bound to.
  */
-const REDEEM_PATH = '/api/v1/protect/authorizations/redeem';
 const TWENTY_MINUTES_AGO = Date.now() - 20 * 60_000;
 
 const redeem = (key: PlatformKey, token: string, nowMs?: number) =>
