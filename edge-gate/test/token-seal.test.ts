@@ -136,6 +136,18 @@ describe("a token's seal", () => {
     expect(spent).toEqual(tokens.map(() => 'already_used'));
   });
 
+  it('judges a redemption on a withdrawal that lands while the redemption checks the seal', async () => {
+    const key = await newPlatformKey();
+    const { record } = await licensedVoice(key.platformName, ['podcast']);
+    const token = await approve(key, record.voice_id);
+    const claims = decodeJwtPart(token.split('.')[1]!) as Parameters<VoiceGate['redeem']>[0];
+    const withdrawn = { version: Number.MAX_SAFE_INTEGER, record: { ...record, consent_status: 'withdrawn' as const } };
+    const [outcome] = await runInDurableObject(deskStub(record.voice_id, key.platformName), (gate: VoiceGate) =>
+      Promise.all([gate.redeem(claims, Date.now()), gate.holdRecord(withdrawn)]),
+    );
+    expect(outcome).toBe('revoked');
+  });
+
   it('purges redeemed bits once their tokens are past expiry and retention, and keeps the rest', async () => {
     const key = await newPlatformKey();
     const { voiceId } = await licensedVoice(key.platformName, ['podcast']);

@@ -144,8 +144,10 @@ export class VoiceGate extends DurableObject<Env> {
     const bit = serial % SERIALS_PER_BLOCK;
     const mask = 1 << (bit % 8);
     if (block.bits[bit >> 3]! & mask) return 'already_used';
+    // Judged on the record as held now, not as read before the waits: an update may have landed since.
+    const current = this.voice?.record ?? null;
     const query = { platform_name: claims.platform, intended_use: claims.intended_use, license_token_hash: boundTo };
-    if (evaluate(record, query, nowMs).outcome !== 'approved') return 'revoked';
+    if (evaluate(current, query, nowMs).outcome !== 'approved') return 'revoked';
     block.bits[bit >> 3]! |= mask;
     block.keep_until_ms = Math.max(block.keep_until_ms, claims.exp * 1000 + REDEEMED_RETENTION_MS);
     await this.ctx.storage.put(blockKey, block);
