@@ -148,6 +148,26 @@ describe("a token's seal", () => {
     expect(outcome).toBe('revoked');
   });
 
+  it('judges an approval on a withdrawal that lands while its token is sealed and signed', async () => {
+    const key = await newPlatformKey();
+    const { record } = await licensedVoice(key.platformName, ['podcast']);
+    await approve(key, record.voice_id);
+    const withdrawn = { version: Number.MAX_SAFE_INTEGER, record: { ...record, consent_status: 'withdrawn' as const } };
+    const question = {
+      voice_id: record.voice_id,
+      platform_name: key.platformName,
+      intended_use: 'podcast' as const,
+      license_token_hash: null,
+      check_id: crypto.randomUUID(),
+      holder: `platform:${key.platformName}`,
+      now_ms: Date.now(),
+    };
+    const [verdict] = await runInDurableObject(deskStub(record.voice_id, key.platformName), (gate: VoiceGate) =>
+      Promise.all([gate.decide(question), gate.holdRecord(withdrawn)]),
+    );
+    expect(verdict).toMatchObject({ outcome: 'blocked', reason: 'no_consent' });
+  });
+
   it('purges redeemed bits once their tokens are past expiry and retention, and keeps the rest', async () => {
     const key = await newPlatformKey();
     const { voiceId } = await licensedVoice(key.platformName, ['podcast']);

@@ -123,6 +123,9 @@ export class VoiceGate extends DurableObject<Env> {
     const jti = await seal(key, serial, grant);
     const { license_token_hash: _bound, ...claims } = grant;
     const token = await signAuthorizationToken(config, { ...claims, jti });
+    // An update that landed during the waits above wins: the answer is judged on the record held now.
+    const judgedNow = evaluate(this.voice?.record ?? null, input, input.now_ms);
+    if (judgedNow.outcome !== 'approved') return judgedNow;
     return { ...evaluation, token, jti, expires_at: new Date(exp * 1000).toISOString() };
   }
 
