@@ -2,12 +2,22 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { chromiumMissing, collectConsole, serviceAndChromiumPerSuite, skipReason } from './support.js';
 
-/** The text of one operation once the renderer has drawn it, opened by its address (#/tag/operationId). */
-async function operationText(page: Page, base: string, tag: string, operationId: string): Promise<string> {
+/**
+ * The text of one operation, opened by its address (#/tag/operationId), once it shows every one of
+ * `fields`: the renderer fills an opened operation in steps (its schemas resolve after the section
+ * opens), so reading it at once can catch it half drawn. Fails when a field never appears.
+ */
+async function operationShowing(page: Page, base: string, tag: string, operationId: string, fields: string[]): Promise<string> {
   await page.goto(`${base}/docs#/${tag}/${operationId}`);
   const operation = page.locator(`#operations-${tag}-${operationId}`);
   await operation.locator('.opblock-body').waitFor();
-  return (await operation.textContent()) ?? '';
+  const text = async () => (await operation.textContent()) ?? '';
+  const missing = async () => {
+    const shown = await text();
+    return fields.filter((field) => !shown.includes(field));
+  };
+  await expect.poll(missing, { timeout: 15_000 }).toEqual([]);
+  return text();
 }
 
 describe.skipIf(chromiumMissing)(`API reference pages in Chromium${skipReason}`, () => {
@@ -16,10 +26,9 @@ describe.skipIf(chromiumMissing)(`API reference pages in Chromium${skipReason}`,
   it("the origin's page shows a route's query fields, response fields and enums, its problem codes, rendered Markdown and contents", async () => {
     const page = await running.browser.newPage();
     const messages = collectConsole(page);
-    const text = await operationText(page, running.service.originUrl, 'audit', 'listAuditEntries');
     // Query parameters with their enum, the response's fields (resolved from components), problem codes by status.
-    for (const field of ['check_id', 'order', 'decided_at', 'recorded_at', 'seq', 'next_cursor', 'gate.decision'])
-      expect(text).toContain(field);
+    const fields = ['check_id', 'order', 'decided_at', 'recorded_at', 'seq', 'next_cursor', 'gate.decision'];
+    const text = await operationShowing(page, running.service.originUrl, 'audit', 'listAuditEntries', fields);
     expect(text).toMatch(/422[\s\S]*validation_failed: Validation failed/);
     // The description is Markdown: its table of contents links to each tag, its problem codes are a table.
     const contents = page.locator('.info nav a');
@@ -38,9 +47,8 @@ describe.skipIf(chromiumMissing)(`API reference pages in Chromium${skipReason}`,
   it("the edge's page renders the gate's request and answer from the origin's renderer, and leaves the internal routes out", async () => {
     const page = await running.browser.newPage();
     const messages = collectConsole(page);
-    const text = await operationText(page, running.service.edgeUrl, 'gate', 'preSynthesisCheck');
-    for (const field of ['voice_id', 'platform_name', 'intended_use', 'authorization_token', 'no_registry_record', 'rate_limited'])
-      expect(text).toContain(field);
+    const fields = ['voice_id', 'platform_name', 'intended_use', 'authorization_token', 'no_registry_record', 'rate_limited'];
+    await operationShowing(page, running.service.edgeUrl, 'gate', 'preSynthesisCheck', fields);
     expect(await page.locator('.opblock-summary-path', { hasText: '/internal/' }).count()).toBe(0);
     expect(await page.locator('.opblock').count()).toBeGreaterThan(5);
     expect(messages.filter((line) => /error|violat/i.test(line))).toEqual([]);
