@@ -8,7 +8,7 @@ import { pcm16Wav, speechDir } from '../voiceprint/test-support/fixtures.js';
 import { shippedBundledModel, writeTestModels } from '../voiceprint/test-support/stand-ins.js';
 
 /** Models whose weights are trained: with a calibrated threshold, their same/different verdicts can be asserted. */
-const TRAINED_MODELS = ['vip-speaker-v1', 'campplus-voxceleb'];
+const TRAINED_MODELS = ['vip-speaker-v2', 'vip-speaker-v1', 'campplus-voxceleb'];
 
 /**
  * One engine per test file (starting one takes seconds): the shipped model when its file is in

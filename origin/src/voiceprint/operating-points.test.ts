@@ -61,6 +61,23 @@ describe('1:N operating points', () => {
     expect(tiny.sample_vs_enrolled.search).toBe(0.52);
   });
 
+  it('refuses copies of an enrolled voice even where the fitted tail promises the strict rate at no cosine below 1', () => {
+    const heavy = {
+      ...calibration,
+      enrollment_vs_enrollment: { ...condition(0.45, 0.55), impostor_tail: { from: 0.55, exceed: 0.02, scale: 0.3, shape: 0 } },
+    };
+    expect(operatingPoints(heavy, targets).enrollment_vs_enrollment.strict).toBe(1);
+    const copies = { ...heavy, enrollment_vs_enrollment: { ...heavy.enrollment_vs_enrollment, exact_copy: 0.95 } };
+    const points = operatingPoints(copies, targets);
+    expect(points.enrollment_vs_enrollment.strict).toBe(0.95);
+    expect(points.enrollment_vs_enrollment.review).toBeCloseTo(0.45 + 0.2, 12);
+    // Where the tail alone already refuses below the copies' floor, the floor changes nothing.
+    const light = { ...calibration, enrollment_vs_enrollment: { ...calibration.enrollment_vs_enrollment, exact_copy: 0.999 } };
+    expect(operatingPoints(light, targets).enrollment_vs_enrollment.strict).toBe(
+      operatingPoints(calibration, targets).enrollment_vs_enrollment.strict,
+    );
+  });
+
   it('turns a cosine and the shorter speech duration into a log-likelihood ratio and a probability', () => {
     const score = trialScore(calibration, 'sample_vs_sample', 0.6, 10)!;
     const q = Math.log(10);

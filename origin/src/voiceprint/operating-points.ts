@@ -38,7 +38,13 @@ export const calibrationSchema = z.object({
   dataset: z.string(),
   sample_vs_sample: conditionCalibrationSchema,
   sample_vs_enrolled: conditionCalibrationSchema,
-  enrollment_vs_enrollment: conditionCalibrationSchema,
+  enrollment_vs_enrollment: conditionCalibrationSchema.extend({
+    /**
+     * The lowest cosine between an enrollment and the same recordings sent again after a lossy round
+     * trip (training/duplicate-eval.ts): at or above it, a new enrollment is a copy of an enrolled voice.
+     */
+    exact_copy: z.number().min(-1).max(1).optional(),
+  }),
 });
 
 export type Calibration = z.infer<typeof calibrationSchema>;
@@ -114,7 +120,9 @@ export function operatingPoints(calibration: Calibration, targets: SearchTargets
   const searchPoint = (condition: ConditionCalibration, fpir: number) =>
     Math.max(condition.verify, tailThreshold(condition.impostor_tail, perPairRate(fpir, targets.designRegistrySize)));
   const conflict = calibration.enrollment_vs_enrollment;
-  const strict = searchPoint(conflict, targets.conflictStrictFpir);
+  // A copy of an enrolled voice's recordings is refused even where the fitted tail cannot promise the
+  // strict FPIR at any cosine below 1 (docs/DECISIONS.md, "Speaker decisions").
+  const strict = Math.min(searchPoint(conflict, targets.conflictStrictFpir), conflict.exact_copy ?? 1);
   return {
     sample_vs_sample: { verify: calibration.sample_vs_sample.verify },
     sample_vs_enrolled: {

@@ -13,6 +13,7 @@ const untypedVector = customType<{ data: string; driverData: string }>({ dataTyp
  * can use it. A model added later is searched by a sequential scan until a migration adds its index.
  */
 export const INDEXED_EMBEDDING_MODELS = [
+  { name: 'vip-speaker-v2', dim: 192, index: 'voice_embeddings_vip_speaker_v2_hnsw' },
   { name: 'vip-speaker-v1', dim: 192, index: 'voice_embeddings_vip_speaker_v1_hnsw' },
   { name: 'campplus-voxceleb', dim: 512, index: 'voice_embeddings_campplus_voxceleb_hnsw' },
 ] as const;

@@ -193,8 +193,13 @@ def genuine_quantile(quantiles, share):
     return float(np.interp(share, shares, [q[1] for q in quantiles]))
 
 
+def strict_point(cal, targets):
+    """As operating-points.ts: the strict FPIR point, but never above where copies of an enrollment score."""
+    return min(search_point(cal, targets['conflict_strict_fpir'], targets['design_registry_size']), cal.get('exact_copy', 1.0))
+
+
 def review_point(cal, targets):
-    strict = search_point(cal, targets['conflict_strict_fpir'], targets['design_registry_size'])
+    strict = strict_point(cal, targets)
     return min(strict, max(cal['verify'], genuine_quantile(cal['genuine_quantiles'], targets['conflict_review_fnir'])))
 
 
@@ -205,6 +210,11 @@ def far_at(trials, tail, threshold):
     if above >= 20 or tail_far(tail, threshold) is None:
         return above / len(imp), 'measured'
     return tail_far(tail, threshold), 'tail'
+
+
+def manifest_entry(name, manifest=None):
+    manifest = manifest or json.load(open(os.path.join(MODELS, 'manifest.json')))
+    return next((m for m in manifest['models'] if m['name'] == name), {})
 
 
 def main():
@@ -242,12 +252,16 @@ def main():
             'cllr_bits': round(cllr(llr, t['same']), 4), 'cllr_bits_without_duration': round(cllr(llr_plain, t['same']), 4),
             'per_set': per_set, 'at_verify': rates(t['score'], t['same'], verify)}
 
+    # duplicate-eval.ts measures where copies of an enrollment score; a new calibration keeps it.
+    exact_copy = manifest_entry(data['model']).get('calibration', {}).get('enrollment_vs_enrollment', {}).get('exact_copy')
+    if exact_copy is not None:
+        calibration['enrollment_vs_enrollment']['exact_copy'] = exact_copy
     targets = DEFAULT_TARGETS
     n = targets['design_registry_size']
     points = {
         'sample_vs_enrolled.search': ('sample_vs_enrolled', search_point(calibration['sample_vs_enrolled'], targets['screening_fpir'], n)),
         'enrollment_vs_enrollment.review': ('enrollment_vs_enrollment', review_point(calibration['enrollment_vs_enrollment'], targets)),
-        'enrollment_vs_enrollment.strict': ('enrollment_vs_enrollment', search_point(calibration['enrollment_vs_enrollment'], targets['conflict_strict_fpir'], n)),
+        'enrollment_vs_enrollment.strict': ('enrollment_vs_enrollment', strict_point(calibration['enrollment_vs_enrollment'], targets)),
     }
     report['targets'] = targets
     report['one_to_n'] = {}
@@ -272,7 +286,7 @@ def main():
         name = data['model']
         manifest_path = os.path.join(MODELS, 'manifest.json')
         manifest = json.load(open(manifest_path))
-        entry = next(m for m in manifest['models'] if m['name'] == name)
+        entry = manifest_entry(name, manifest)
         entry['threshold'] = calibration['sample_vs_sample']['verify']
         entry['calibration'] = calibration
         with open(manifest_path, 'w') as f:

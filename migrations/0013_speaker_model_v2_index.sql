@@ -1,0 +1,1 @@
+CREATE INDEX "voice_embeddings_vip_speaker_v2_hnsw" ON "voice_embeddings" USING hnsw (("embedding"::vector(192)) vector_cosine_ops) WHERE "voice_embeddings"."model" = 'vip-speaker-v2';

@@ -1,0 +1,105 @@
+/**
+ * What an exact re-enrollment scores: the recordings of an enrolled voice sent again by someone
+ * else, after a lossy round trip (MP3 at 64 kbit/s, then 44.1 kHz), against the enrollment made from
+ * the originals. It sets where an identity conflict is refused outright (docs/DECISIONS.md,
+ * "Speaker decisions"):
+ *
+ *   npx tsx origin/src/voiceprint/training/duplicate-eval.ts [--speech DIR] [--model NAME] [--speakers 40] [--write]
+ *
+ * With --write (dev only, after `evaluate.ts --write`) the lowest cosine goes into the model's
+ * calibration as `enrollment_vs_enrollment.exact_copy`. Needs ffmpeg (the round trip) and
+ * evaluate.ts's cached embeddings of the originals.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { limits } from '@vip/shared-schema';
+import { createVoiceprintEngine } from '../index.js';
+import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../manifest.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const flags = parseArgs({
+  options: {
+    speech: { type: 'string', default: '/work/shared/speech/dev' },
+    model: { type: 'string' },
+    speakers: { type: 'string', default: '40' },
+    write: { type: 'boolean', default: false },
+  },
+}).values;
+
+interface CachedRecording {
+  path: string;
+  speaker: string;
+  speech_seconds: number;
+  embedding: number[];
+}
+
+function enroll(parts: Array<{ embedding: ArrayLike<number>; seconds: number }>): Float64Array {
+  const sum = new Float64Array(parts[0]!.embedding.length);
+  for (const { embedding, seconds } of parts) {
+    const norm = Math.hypot(...Array.from(embedding));
+    for (let i = 0; i < sum.length; i++) sum[i]! += (embedding[i]! / norm) * seconds;
+  }
+  const norm = Math.hypot(...sum);
+  return sum.map((value) => value / norm);
+}
+
+async function main() {
+  const dir = resolve(flags.speech);
+  const entry = selectModel(readManifest(bundledManifestPath), bundledModelLocations, flags.model);
+  const key = createHash('sha256').update(`${dir}\0${entry.sha256}`).digest('hex').slice(0, 12);
+  const recordings = (JSON.parse(readFileSync(join(HERE, 'work', `embeddings-${key}.json`), 'utf8')) as { recordings: CachedRecording[] })
+    .recordings;
+  const bySpeaker = new Map<string, CachedRecording[]>();
+  for (const recording of recordings) bySpeaker.set(recording.speaker, [...(bySpeaker.get(recording.speaker) ?? []), recording]);
+  const chosen = [...bySpeaker.values()]
+    .map((own) => own.sort((a, b) => b.speech_seconds - a.speech_seconds).slice(0, limits.enrollMaxFiles))
+    .filter((own) => own.reduce((sum, r) => sum + r.speech_seconds, 0) >= limits.enrollMinSpeechSeconds)
+    .sort((a, b) => a[0]!.speaker.localeCompare(b[0]!.speaker))
+    .filter((_, i, all) => i % Math.max(1, Math.floor(all.length / Number(flags.speakers))) === 0);
+
+  const scratch = mkdtempSync(join(tmpdir(), 'duplicate-eval-'));
+  const engine = await createVoiceprintEngine({ threads: 2, maxQueue: 10_000, model: entry.name });
+  const scores: number[] = [];
+  try {
+    for (const own of chosen) {
+      const copies = await Promise.all(
+        own.map(async (recording, i) => {
+          const mp3 = join(scratch, `${i}.mp3`);
+          const wav = join(scratch, `${i}.wav`);
+          execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', join(dir, recording.path), '-b:a', '64k', mp3]);
+          execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', mp3, '-ar', '44100', wav]);
+          const result = await engine.embedFile(new Uint8Array(readFileSync(wav)));
+          return { embedding: result.embedding, seconds: result.speechSeconds };
+        }),
+      );
+      const original = enroll(own.map((r) => ({ embedding: r.embedding, seconds: r.speech_seconds })));
+      const copy = enroll(copies);
+      scores.push(original.reduce((sum, value, i) => sum + value * copy[i]!, 0));
+    }
+  } finally {
+    await engine.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  scores.sort((a, b) => a - b);
+  const at = (share: number) => scores[Math.min(scores.length - 1, Math.floor(share * scores.length))]!.toFixed(4);
+  console.log(
+    `${entry.name}: ${scores.length} enrollments sent again after an MP3 round trip: lowest cosine ${at(0)}, 5th percentile ${at(0.05)}, median ${at(0.5)}`,
+  );
+  if (flags.write) {
+    const manifest = JSON.parse(readFileSync(bundledManifestPath, 'utf8')) as {
+      models: Array<{ name: string; calibration?: Record<string, Record<string, unknown>> }>;
+    };
+    const conflict = manifest.models.find((model) => model.name === entry.name)?.calibration?.enrollment_vs_enrollment;
+    if (!conflict) throw new Error(`model "${entry.name}" has no calibration: run evaluate.ts --write first`);
+    conflict.exact_copy = Math.floor(scores[0]! * 10_000) / 10_000;
+    writeFileSync(bundledManifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+    console.log(`wrote exact_copy ${conflict.exact_copy} into the calibration of ${entry.name}`);
+  }
+}
+
+await main();
