@@ -15,6 +15,11 @@ export const limits = {
   audioMaxSeconds: 300,
   /** Files per enrollment request. */
   enrollMaxFiles: 10,
+  /**
+   * Files of one sample per screening request: recordings of one speaker, combined as an enrollment
+   * combines them (docs/INTEGRATION.md, "Screening": more speech finds a protected voice more often).
+   */
+  screenMaxFiles: 10,
   /** Detected speech an enrollment needs in total, in seconds. */
   enrollMinSpeechSeconds: 10,
   /** Bearer access token lifetime (docs/CONTRACT.md#answers-to-the-specifications-gaps: 15 min). */

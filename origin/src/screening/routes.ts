@@ -1,3 +1,4 @@
+import { limits } from '@vip/shared-schema';
 import { screenSampleRoute } from '@vip/shared-schema/routes/origin-voices';
 import { callerOf } from '../auth/guard.js';
 import { readMultipartForm } from '../http/multipart-form.js';
@@ -11,7 +12,7 @@ export function registerScreeningRoutes({ app, registry, guards }: RouteKit, scr
     handler: async (_input, request) => {
       const caller = callerOf(request);
       await screening.admit(caller);
-      const form = await readMultipartForm(request, { files: { audio: { maxCount: 1 } }, fields: ['platform_name'] });
+      const form = await readMultipartForm(request, { files: { audio: { maxCount: limits.screenMaxFiles } }, fields: ['platform_name'] });
       return screening.screen(caller, form);
     },
   });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type AuditRecord, screeningResultSchema } from '@vip/shared-schema';
+import { type AuditRecord, limits, screeningResultSchema } from '@vip/shared-schema';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -103,6 +103,20 @@ describe('POST /api/v1/protect/screen', () => {
     expect(JSON.stringify(record)).not.toMatch(EMBEDDING_LIKE);
   });
 
+  it('screens several recordings of one speaker as one sample, combined as an enrollment combines its files', async (context) => {
+    if (!hasCalibratedModel(engine)) context.skip();
+    const owner = await loggedIn(origin);
+    const platform = await platformKey(origin, 'Screen');
+    const recordings = speakerRecordings('so762:SPEAKER9612', 0, 8);
+    const voiceId = await insertEnrolledVoice(origin.database.db, engine, owner.userId, recordings.slice(0, 5));
+    const sample = recordings.slice(5, 8);
+
+    const result = expectScreening(await screen(asKey(platform.apiKey), { audio: sample }, { platform_name: platform.name }));
+    expect(result.matches[0]?.voice_id, JSON.stringify(result)).toBe(voiceId);
+    const combined = await engine.embedMany(sample, [], { minSpeechSeconds: 0 });
+    expect((await auditRecordOf(result.check_id)).reason).toContain(`sample=${engine.embeddingHash(combined.embedding, combined.model)};`);
+  });
+
   it('answers no match for a speaker nobody enrolled, and tells no one', async (context) => {
     if (!hasCalibratedModel(engine)) context.skip();
     const owner = await loggedIn(origin);
@@ -173,7 +187,7 @@ describe('POST /api/v1/protect/screen: errors and authorization', () => {
     expect(malformed.errors?.map((error) => error.field)).toEqual(['body.platform_name']);
   });
 
-  it('refuses a form without audio, with two files, with unknown fields, as JSON, and audio that is not speech', async () => {
+  it('refuses a form without audio, with more files than a sample may have, with unknown fields, as JSON, and audio that is not speech', async () => {
     const [recording, second] = speakerRecordings('so762:SPEAKER9608', 0, 2);
     // A key per pair of calls, so the screening limit stays out of the way.
     const keyed = async () => {
@@ -182,12 +196,16 @@ describe('POST /api/v1/protect/screen: errors and authorization', () => {
     };
     const first = await keyed();
     expect(expectProblem(await screen(first.headers, {}, first.fields), 422, 'validation_failed').errors?.[0]?.field).toBe('body.audio');
-    const twoFiles = audioForm({ audio: [recording!, second!] }, first.fields);
-    expectProblem(
-      await origin.app.inject({ method: 'POST', url: '/api/v1/protect/screen', headers: first.headers, payload: twoFiles }),
+    const tooMany = audioForm(
+      { audio: Array.from({ length: limits.screenMaxFiles + 1 }, (_, i) => (i % 2 ? recording! : second!)) },
+      first.fields,
+    );
+    const refused = expectProblem(
+      await origin.app.inject({ method: 'POST', url: '/api/v1/protect/screen', headers: first.headers, payload: tooMany }),
       422,
       'validation_failed',
     );
+    expect(refused.errors?.[0]?.message).toBe(`at most ${limits.screenMaxFiles} file(s)`);
     const next = await keyed();
     const unknown = await screen(next.headers, { audio: recording! }, { ...next.fields, voice_id: randomUUID() });
     expect(expectProblem(unknown, 422, 'validation_failed').errors?.[0]?.field).toBe('body.voice_id');

@@ -14,7 +14,7 @@ import type { MultipartForm } from '../http/multipart-form.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { holdsLiveLicense } from '../registry/licenses/store.js';
 import type { Runtime } from '../runtime.js';
-import type { EmbedFileResult, VoiceprintEngine } from '../voiceprint/index.js';
+import type { TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
 import { type NearVoice, nearestVoices } from '../voices/store.js';
 
 export interface ScreeningServiceDeps {
@@ -63,11 +63,19 @@ export class ScreeningService {
     const { db, runtime } = this.deps;
     const engine = this.deps.engine;
     const platformName = this.platformOf(caller, form.fields.get('platform_name'));
-    const audio = form.files.get('audio')?.[0];
-    if (!audio) throw formProblem('audio', 'an audio file is required');
+    const audio = form.files.get('audio') ?? [];
+    if (audio.length === 0) throw formProblem('audio', 'an audio file is required');
     if (!engine) throw new ProblemError('unavailable', 'This process has no voiceprint engine.');
 
-    const sample = await engine.embedFile(audio.bytes);
+    // Several recordings of one speaker are one sample, combined as an enrollment combines its files.
+    const sample =
+      audio.length === 1
+        ? await engine.embedFile(audio[0]!.bytes)
+        : await engine.embedMany(
+            audio.map((file) => file.bytes),
+            audio.map((file) => file.filename),
+            { minSpeechSeconds: 0 },
+          );
     const checkId = runtime.newId();
     const now = runtime.clock.now();
     const matches = await db.transaction(async (tx) => {
@@ -108,7 +116,13 @@ export class ScreeningService {
    * Voices held for review (or in any state but ready) are not disclosed: a match names a voice
    * and its licensing page, which only a voice in the registry may have.
    */
-  private async matchesOf(tx: Executor, engine: VoiceprintEngine, sample: EmbedFileResult, platformName: string, now: Date) {
+  private async matchesOf(
+    tx: Executor,
+    engine: VoiceprintEngine,
+    sample: TaggedEmbedding & { speechSeconds: number },
+    platformName: string,
+    now: Date,
+  ) {
     const point = engine.points(sample.model).sample_vs_enrolled.search;
     const nearest = await nearestVoices(tx, sample, null, SCREENING_MAX_MATCHES);
     const scored: ScoredMatch[] = [];

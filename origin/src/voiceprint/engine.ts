@@ -58,7 +58,7 @@ export interface VoiceprintEngine {
    * One enrollment from several files; needs `enrollMinSpeechSeconds` of speech in total. A file's
    * problem names it by `names[i]` (the upload's filename) and its position.
    */
-  embedMany(files: readonly Uint8Array[], names?: readonly string[]): Promise<EnrollmentResult>;
+  embedMany(files: readonly Uint8Array[], names?: readonly string[], options?: { minSpeechSeconds?: number }): Promise<EnrollmentResult>;
   cosine(a: TaggedEmbedding, b: TaggedEmbedding): number;
   embeddingHash(embedding: Float32Array, model: string): string;
   /** The cosine thresholds of a model, per trial condition and use. */
@@ -121,7 +121,7 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
     backend: pool.backend!,
     load: () => pool.load,
     embedFile: (bytes) => pool.run(bytes),
-    async embedMany(files, names = []) {
+    async embedMany(files, names = [], { minSpeechSeconds = limits.enrollMinSpeechSeconds } = {}) {
       if (files.length === 0) throw new ProblemError('empty_audio', 'No audio file was given.');
       pool.reserve(files.length);
       const results = await Promise.all(
@@ -137,10 +137,10 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
         ),
       );
       const speechSeconds = results.reduce((sum, result) => sum + result.speechSeconds, 0);
-      if (speechSeconds < limits.enrollMinSpeechSeconds) {
+      if (speechSeconds < minSpeechSeconds) {
         throw new ProblemError(
           'too_short',
-          `Enrollment needs ${limits.enrollMinSpeechSeconds} s of speech in total; ${speechSeconds.toFixed(1)} s was detected.`,
+          `Enrollment needs ${minSpeechSeconds} s of speech in total; ${speechSeconds.toFixed(1)} s was detected.`,
         );
       }
       return {

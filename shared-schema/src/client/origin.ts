@@ -29,7 +29,8 @@ export type OriginClientOptions = ClientOptions;
 export type AudioInput = Blob | { data: Blob | ArrayBuffer | Uint8Array; filename: string; type?: string };
 
 export type EnrollInput = z.input<typeof enrollFieldsSchema> & { audio: readonly AudioInput[] };
-export type ScreenInput = { audio: AudioInput; platform_name: string };
+/** One recording, or several of the same speaker screened together as one sample. */
+export type ScreenInput = { audio: AudioInput | readonly AudioInput[]; platform_name: string };
 export type CompareInput = { audio1: AudioInput } & ({ audio2: AudioInput; voice_id?: never } | { voice_id: string; audio2?: never });
 
 /** Spelled this way because the DOM and Node typings name the part type differently. */
@@ -132,7 +133,8 @@ export function createOriginClient(options: OriginClientOptions) {
       /** Which protected voices a recording is: up to 5 matches above the calibrated point, best first; `[]` when none. */
       screen: (input: ScreenInput, o?: CallOptions) => {
         const form = new FormData();
-        appendAudio(form, 'audio', input.audio, 1);
+        const recordings = Array.isArray(input.audio) ? input.audio : [input.audio as AudioInput];
+        for (const [index, recording] of recordings.entries()) appendAudio(form, 'audio', recording, index + 1);
         form.set('platform_name', input.platform_name);
         return call(voices.screenSampleRoute, { body: form }, o);
       },

@@ -167,7 +167,12 @@ export const screenSampleRoute = defineRoute({
   tag: 'detection',
   auth: ['apiKey', 'bearer'],
   multipart: {
-    audio: { description: `the recording to screen (${AUDIO_FORMATS})`, file: true, required: true },
+    audio: {
+      description: `the recording to screen (${AUDIO_FORMATS}), or up to ${limits.screenMaxFiles} recordings of the same speaker, screened together as one sample; 10 s of speech or more finds a protected voice far more often than 3 s`,
+      file: true,
+      multiple: true,
+      required: true,
+    },
     platform_name: {
       description: "the caller's platform, exactly as its API key is registered (an administrator names any)",
       required: true,
