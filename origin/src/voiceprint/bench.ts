@@ -44,20 +44,21 @@ interface BenchModel {
   standIn: boolean;
 }
 
-/** The shipped models where their files are present, else their stand-ins. */
+/** The shipped models where their files are present (every bundled one), else their stand-ins. */
 function benchModels(modelsDir: string): BenchModel[] {
   const manifest = readManifest(bundledManifestPath);
   const manifestDir = path.dirname(bundledManifestPath);
   const present = (entry: ModelEntry) => existsSync(modelPath(entry, { manifestDir, modelsDir }));
-  const bundled = manifest.models.find((entry) => entry.source === 'bundled' && present(entry));
+  // Every bundled model whose file is here: a new version is measured beside the one it replaces.
+  const bundled = manifest.models.filter((entry) => entry.source === 'bundled' && present(entry));
   const campplus = manifest.models.find((entry) => entry.source === 'fetch');
   if (!campplus) throw new Error('the manifest has no CAM++ entry');
   const models: BenchModel[] = [];
   let generated: string | undefined;
   const standIns = () => (generated ??= standInDir());
-  if (bundled)
-    models.push({ entry: bundled, bytes: readVerifiedModel(bundled, modelPath(bundled, { manifestDir, modelsDir })), standIn: false });
-  else
+  for (const entry of bundled)
+    models.push({ entry, bytes: readVerifiedModel(entry, modelPath(entry, { manifestDir, modelsDir })), standIn: false });
+  if (bundled.length === 0)
     models.push({
       entry: vipStandInEntry(standIns()),
       bytes: new Uint8Array(readFileSync(path.join(standIns(), vipStandInFile))),

@@ -1,0 +1,216 @@
+/**
+ * Screening's hit rate by sample length, through the service's own pipeline:
+ *
+ *   npx tsx origin/src/voiceprint/training/screening-eval.ts [--speech DIR] [--model NAME] [--json FILE]
+ *
+ * Every speaker of DIR/manifest.tsv is enrolled from the first half of their recordings (alternately
+ * by path, as calibrate.py's sample-vs-enrolled trials), as the service enrolls: the speech-weighted
+ * mean of the files' unit embeddings, when the half holds the 10 s of speech enrollment needs. The
+ * other half becomes screening samples: consecutive recordings joined into one file (0.25 s of
+ * silence between them) until the sample holds at least 3, 5, 10 or 20 s of speech, each sample
+ * embedded as one upload. The same recordings sent as separate files and combined as an enrollment
+ * combines them are the "several recordings" row.
+ *
+ * A sample is found first when its own voice scores highest of all enrolled voices and at or above
+ * the model's screening point (`sample_vs_enrolled.search`, FPIR 1 % at the design registry size).
+ * False matches: the same search with the sample's own voice left out of the registry. Uses
+ * evaluate.ts's cached per-recording embeddings (it runs `evaluate.ts --embed-only` when missing).
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { limits } from '@vip/shared-schema';
+import { decodeAudio } from '../decode.js';
+import { createVoiceprintEngine, defaultPipelineLimits } from '../index.js';
+import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../manifest.js';
+import { defaultSearchTargets, operatingPoints } from '../operating-points.js';
+import { pcm16Wav } from '../test-support/fixtures.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const SPEECH_TARGETS = [3, 5, 10, 20] as const;
+const GAP_SECONDS = 0.25;
+const SAMPLE_RATE = 16000;
+
+const flags = parseArgs({
+  options: {
+    speech: { type: 'string', default: '/work/shared/speech/dev' },
+    model: { type: 'string' },
+    json: { type: 'string' },
+  },
+}).values;
+
+interface CachedRecording {
+  path: string;
+  set: string;
+  speaker: string;
+  speech_seconds: number;
+  embedding: number[];
+}
+
+function unit(vector: Float64Array): Float64Array {
+  const norm = Math.hypot(...vector);
+  return vector.map((value) => value / norm);
+}
+
+/** The service's enrollment: the speech-weighted mean of unit embeddings, renormalised. */
+function combine(recordings: readonly CachedRecording[]): Float64Array {
+  const sum = new Float64Array(recordings[0]!.embedding.length);
+  for (const recording of recordings) {
+    const vector = unit(Float64Array.from(recording.embedding));
+    for (let i = 0; i < sum.length; i++) sum[i]! += vector[i]! * recording.speech_seconds;
+  }
+  return unit(sum);
+}
+
+function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
+  return sum;
+}
+
+async function main() {
+  const dir = resolve(flags.speech);
+  const manifest = readManifest(bundledManifestPath);
+  const entry = selectModel(manifest, bundledModelLocations, flags.model);
+  if (!entry.calibration) throw new Error(`model "${entry.name}" has no calibration: run evaluate.ts --write first`);
+  const key = createHash('sha256').update(`${dir}\0${entry.sha256}`).digest('hex').slice(0, 12);
+  const cache = join(HERE, 'work', `embeddings-${key}.json`);
+  if (!existsSync(cache)) {
+    const args = ['tsx', join(HERE, 'evaluate.ts'), '--speech', dir, '--model', entry.name, '--embed-only'];
+    if (spawnSync('npx', args, { stdio: 'inherit' }).status !== 0) throw new Error('evaluate.ts --embed-only failed');
+  }
+  const recordings = (JSON.parse(readFileSync(cache, 'utf8')) as { recordings: CachedRecording[] }).recordings;
+  const point = operatingPoints(entry.calibration, defaultSearchTargets).sample_vs_enrolled.search;
+
+  const bySpeaker = new Map<string, CachedRecording[]>();
+  for (const recording of recordings) bySpeaker.set(recording.speaker, [...(bySpeaker.get(recording.speaker) ?? []), recording]);
+  const enrolled: Array<{ speaker: string; set: string; vector: Float64Array }> = [];
+  const probeHalves = new Map<string, CachedRecording[]>();
+  for (const [speaker, own] of [...bySpeaker].sort(([a], [b]) => a.localeCompare(b))) {
+    own.sort((a, b) => a.path.localeCompare(b.path));
+    const halfA = own.filter((_, i) => i % 2 === 0);
+    probeHalves.set(
+      speaker,
+      own.filter((_, i) => i % 2 === 1),
+    );
+    if (halfA.reduce((sum, r) => sum + r.speech_seconds, 0) >= limits.enrollMinSpeechSeconds) {
+      enrolled.push({ speaker, set: own[0]!.set, vector: combine(halfA) });
+    }
+  }
+
+  // The decoders are not reentrant: one file at a time in this thread, while the engine's threads embed.
+  let decoding: Promise<unknown> = Promise.resolve();
+  const decodeInTurn = (paths: string[]) => {
+    const decoded = decoding.then(async () => {
+      const parts = [];
+      for (const file of paths)
+        parts.push(await decodeAudio(new Uint8Array(readFileSync(file)), { ...defaultPipelineLimits, maxSeconds: 600 }));
+      return parts;
+    });
+    decoding = decoded.catch(() => undefined);
+    return decoded;
+  };
+  const engine = await createVoiceprintEngine({ threads: 2, maxQueue: 10_000, model: entry.name });
+  type Outcome = {
+    set: string;
+    target: number;
+    kind: 'one_file' | 'several_files';
+    speech: number;
+    first: boolean;
+    found: boolean;
+    falseMatch: boolean;
+  };
+  const outcomes: Outcome[] = [];
+  const judge = (speaker: string, set: string, target: number, kind: Outcome['kind'], speech: number, vector: ArrayLike<number>) => {
+    let best = { speaker: '', score: -2 };
+    let own = -2;
+    let impostor = -2;
+    for (const voice of enrolled) {
+      const score = dot(vector, voice.vector);
+      if (score > best.score) best = { speaker: voice.speaker, score };
+      if (voice.speaker === speaker) own = score;
+      else impostor = Math.max(impostor, score);
+    }
+    outcomes.push({
+      set,
+      target,
+      kind,
+      speech,
+      first: best.speaker === speaker && best.score >= point,
+      found: own >= point,
+      falseMatch: impostor >= point,
+    });
+  };
+  try {
+    const jobs: Promise<void>[] = [];
+    for (const voice of enrolled) {
+      const half = probeHalves.get(voice.speaker) ?? [];
+      for (const target of SPEECH_TARGETS) {
+        let group: CachedRecording[] = [];
+        for (const recording of half) {
+          group.push(recording);
+          if (group.reduce((sum, r) => sum + r.speech_seconds, 0) < target) continue;
+          const members = group;
+          group = [];
+          judge(
+            voice.speaker,
+            voice.set,
+            target,
+            'several_files',
+            members.reduce((s, r) => s + r.speech_seconds, 0),
+            combine(members),
+          );
+          jobs.push(
+            (async () => {
+              const parts = await decodeInTurn(members.map((r) => join(dir, r.path)));
+              const gap = Math.round(GAP_SECONDS * SAMPLE_RATE);
+              const joined = new Float32Array(parts.reduce((n, p) => n + p.samples.length + gap, 0));
+              let at = 0;
+              for (const part of parts) {
+                joined.set(part.samples, at);
+                at += part.samples.length + gap;
+              }
+              const sample = await engine.embedFile(pcm16Wav(joined));
+              judge(voice.speaker, voice.set, target, 'one_file', sample.speechSeconds, sample.embedding);
+            })(),
+          );
+        }
+      }
+    }
+    await Promise.all(jobs);
+  } finally {
+    await engine.close();
+  }
+
+  const rows: Record<string, unknown>[] = [];
+  for (const kind of ['one_file', 'several_files'] as const) {
+    for (const target of SPEECH_TARGETS) {
+      const these = outcomes.filter((o) => o.kind === kind && o.target === target);
+      if (these.length === 0) continue;
+      const pct = (n: number, of = these.length) => Math.round((1000 * n) / of) / 10;
+      const sets = [...new Set(these.map((o) => o.set))].sort();
+      rows.push({
+        kind,
+        speech_at_least_s: target,
+        samples: these.length,
+        found_first_pct: pct(these.filter((o) => o.first).length),
+        found_pct: pct(these.filter((o) => o.found).length),
+        false_match_pct: pct(these.filter((o) => o.falseMatch).length),
+        found_first_by_set_pct: Object.fromEntries(
+          sets.map((set) => {
+            const inSet = these.filter((o) => o.set === set);
+            return [set, `${pct(inSet.filter((o) => o.first).length, inSet.length)} (${inSet.length})`];
+          }),
+        ),
+      });
+    }
+  }
+  const report = { model: entry.name, speech: dir, screening_point: point, enrolled_voices: enrolled.length, rows };
+  console.log(JSON.stringify(report, null, 2));
+  if (flags.json) writeFileSync(flags.json, `${JSON.stringify(report, null, 2)}\n`);
+}
+
+await main();
