@@ -12,6 +12,7 @@ libopus.so.0 is copied beside it, so gpu_train.py decodes with nothing installed
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 from multiprocessing import Pool
 
@@ -41,6 +42,23 @@ def loaded_library_path():
             if opus.LIBRARY in line or 'libopus.so' in line:
                 return line.split()[-1]
     raise OSError('libopus is not mapped into this process')
+
+
+DEVICE_TREE_LIMIT = 64 * 2 ** 20  # what the device tool sends: the working tree and the carried paths together
+
+
+def travelling_bytes(folder):
+    """Bytes of the git working tree holding `folder` that a device run sends (tracked and untracked-not-ignored
+    files), plus the folder itself; None outside a git checkout."""
+    top = subprocess.run(['git', 'rev-parse', '--show-toplevel'], cwd=folder, capture_output=True, text=True)
+    if top.returncode != 0:
+        return None
+    root = top.stdout.strip()
+    listed = subprocess.run(['git', 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], cwd=root,
+                            capture_output=True, check=True)
+    tree = sum(os.path.getsize(os.path.join(root, f)) for f in listed.stdout.decode().split('\0')
+               if f and os.path.isfile(os.path.join(root, f)))
+    return tree + sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
 
 
 def unpack(path):
@@ -80,7 +98,15 @@ def main():
     seconds = sum(n for _, _, n in coded) / opus.RATE
     print(f'{args.out}: {len(rows)} recordings, {len({r["speaker"] for r in rows})} speakers, '
           f'{seconds / 3600:.2f} h, {os.path.getsize(args.out) / 1e6:.1f} MB', file=sys.stderr)
+    total = travelling_bytes(os.path.dirname(os.path.abspath(args.out)))
+    if total is not None:
+        print(f'a device run carrying this folder sends {total / 2 ** 20:.1f} MiB of its {DEVICE_TREE_LIMIT // 2 ** 20} MiB',
+              file=sys.stderr)
+        if total > DEVICE_TREE_LIMIT:
+            print(f'too large for a device run: pack again with a lower --kbps than {args.kbps}', file=sys.stderr)
+            return 1
+    return 0
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())
