@@ -64,8 +64,9 @@ def speed_copy(waves, speed, device):
     """The recordings played at `speed` (pitch and tempo together), as train.py's speed_copies makes them.
 
     Recordings of similar length go through one resampler call together, zero-padded: torchaudio pads
-    each recording with zeros anyway, so every output equals the one-at-a-time result, and a few
-    hundred calls replace thousands of differently shaped ones.
+    each recording with zeros anyway, so every output has the one-at-a-time result's length and
+    samples (within one int16 step, float rounding), and a few hundred calls replace thousands of
+    differently shaped ones.
     """
     source = int(round(SAMPLE_RATE * speed))
     resample = torchaudio.transforms.Resample(source, SAMPLE_RATE).to(device)
