@@ -1,6 +1,7 @@
-"""Export a checkpoint to the shipped ONNX model and refresh its manifest entry.
+"""Export a checkpoint to an ONNX model and refresh its entry in the manifest beside it.
 
-    /usr/bin/python3 origin/src/voiceprint/training/export.py [--ckpt work/last.pt]
+    /usr/bin/python3 origin/src/voiceprint/training/export.py [--ckpt work/last.pt]          # train.py's
+    /usr/bin/python3 origin/src/voiceprint/training/export.py --run RUN_DIR --arch ecapa256  # gpu_train.py's
 
 The graph maps CMN fbank [batch, frames, 80] to an L2-normalised embedding [batch, 192]. The
 script also writes work/onnx_check.json (an input and torch's output) for eval.ts to compare
@@ -16,7 +17,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from common import MODELS, WORK
+from common import MODELS, WORK, load_run
 from model import build, param_count
 from train import load_onnx_weights
 
@@ -35,11 +36,12 @@ class Exported(nn.Module):
 
 
 def write_manifest(onnx_path, dim):
-    """Create or refresh this model's manifest entry; other entries and a calibrated threshold stay.
+    """Create or refresh this model's entry in the manifest of its folder (bundled models live beside
+    their manifest); other entries and a calibrated threshold stay.
 
     A model new to the manifest goes before the other bundled models: the engine runs the first
     bundled one (manifest.ts selectModel), so exporting a new version makes it the default."""
-    path = os.path.join(MODELS, 'manifest.json')
+    path = os.path.join(os.path.dirname(os.path.abspath(onnx_path)), 'manifest.json')
     manifest = json.load(open(path)) if os.path.exists(path) else {'models': []}
     name = os.path.splitext(os.path.basename(onnx_path))[0]
     old = next((m for m in manifest['models'] if m['name'] == name), {})
@@ -65,13 +67,21 @@ def write_manifest(onnx_path, dim):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--ckpt', default=os.path.join(WORK, 'last.pt'))
+    ap.add_argument('--run', help="a gpu_train.py run's folder, instead of --ckpt")
+    ap.add_argument('--arch', help='which of the run\'s networks (with --run)')
     ap.add_argument('--out', default=os.path.join(MODELS, 'vip-speaker-v2.onnx'))
     ap.add_argument('--average-onnx', help='average the checkpoint weight by weight with this warm-start ONNX model')
     ap.add_argument('--average-weight', type=float, default=0.5, help="the ONNX model's share of the average")
     args = ap.parse_args()
     torch.set_num_threads(2)
 
-    ck = torch.load(args.ckpt)
+    if args.run:
+        if not args.arch:
+            raise SystemExit('--run needs --arch')
+        weights, state = load_run(args.run, args.arch)
+        ck, source = {'model': weights, 'state': state, 'args': {'arch': args.arch}}, f'{args.run} ({args.arch})'
+    else:
+        ck, source = torch.load(args.ckpt), args.ckpt
     net = build(ck['args']['arch'])
     net.load_state_dict(ck['model'])
     if args.average_onnx:
@@ -84,7 +94,7 @@ def main():
         net.load_state_dict({k: (1 - w) * v + w * theirs[k] if v.is_floating_point() else v for k, v in mine.items()})
         print(f'averaged with {args.average_onnx} (share {w})', flush=True)
     net.eval()
-    print(f"{args.ckpt}: step {ck['state']['step']}, {ck['state']['train_s'] / 60:.1f} min trained, "
+    print(f"{source}: step {ck['state']['step']}, {ck['state']['train_s'] / 60:.1f} min trained, "
           f"{param_count(net)} parameters", flush=True)
     model = Exported(net).eval()
 
@@ -98,6 +108,7 @@ def main():
     check = torch.randn(2, 157, 80, generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
         expected = model(check)
+    os.makedirs(WORK, exist_ok=True)
     with open(os.path.join(WORK, 'onnx_check.json'), 'w') as f:
         json.dump({'shape': list(check.shape), 'input': check.flatten().tolist(),
                    'embedding': expected.flatten().tolist()}, f)

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 import torchaudio
 
-from common import WORK, cmn, fbank, load_waves
+from common import WORK, cmn, fbank, load_waves, sampling_weights
 from model import AAMSoftmax, build, param_count
 
 SPEEDS = (1.0, 0.9, 1.1)  # each speed of a speaker is its own class
@@ -47,12 +47,7 @@ class Batches(torch.utils.data.IterableDataset):
         self.n_speakers = len(speakers)
         idx = {s: i for i, s in enumerate(speakers)}
         self.spk = np.array([idx[r['speaker']] for r in meta])
-        secs = np.diff(offsets).astype(np.float64)
-        by_seconds = secs / secs.sum()  # every second of audio equally likely: the sets with long recordings dominate
-        # every speaker equally likely: a set of many speakers with a few short clips each (cv61) is seen as often as it has speakers
-        per_speaker = 1.0 / np.bincount(self.spk)[self.spk]
-        by_speaker = per_speaker / per_speaker.sum()
-        self.prob = (1 - balance) * by_seconds + balance * by_speaker
+        self.prob = sampling_weights(self.spk, np.diff(offsets), balance)
         self.audio, self.offsets = audio, offsets
         self.batch, self.crop, self.seed = batch, int(crop_s * 16000), seed
         self.copies = None
