@@ -1,4 +1,5 @@
 import { limits, ProblemError, sha256Hex, type UserRole } from '@vip/shared-schema';
+import { loginRoute } from '@vip/shared-schema/routes/origin-identity';
 import type { Database } from '../db/client.js';
 import type { Runtime } from '../runtime.js';
 import type { AccessTokens } from './access-tokens.js';
@@ -87,7 +88,8 @@ export class AuthService {
     if (outcome.kind === 'reused') {
       throw new ProblemError('refresh_token_reused', 'This refresh token was already used; its session is revoked. Log in again.');
     }
-    if (outcome.kind === 'invalid') throw new ProblemError('invalid_token', 'The refresh token is invalid or expired.');
+    if (outcome.kind === 'invalid')
+      throw new ProblemError('invalid_token', `The refresh token is invalid or expired: sign in again with POST ${loginRoute.path}.`);
     return this.session(outcome.user, outcome.refreshToken);
   }
 
