@@ -40,6 +40,7 @@ export const loginResponseSchema = z
     access_token: z.string(),
     token_type: z.literal('bearer'),
     user_id: uuid,
+    email: z.email().describe('The signed-in account’s email address, so a client can say who is signed in.'),
     refresh_token: z.string(),
     expires_in: z.number().int(),
   })

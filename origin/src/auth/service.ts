@@ -10,6 +10,7 @@ export interface Session {
   access_token: string;
   token_type: 'bearer';
   user_id: string;
+  email: string;
   refresh_token: string;
   expires_in: number;
 }
@@ -148,6 +149,7 @@ export class AuthService {
       access_token: accessToken,
       token_type: 'bearer',
       user_id: user.id,
+      email: user.email,
       refresh_token: refreshToken,
       expires_in: limits.accessTokenTtlSeconds,
     };
