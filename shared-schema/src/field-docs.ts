@@ -34,7 +34,7 @@ export const FIELD_DESCRIPTIONS: Readonly<Record<string, string>> = {
   new_password: 'The password to set.',
   access_token: 'Short-lived access token (JWT); send it as Authorization: Bearer <access_token>.',
   refresh_token: 'Long-lived token that gets a new access token from POST /api/v1/auth/refresh; single use.',
-  token_type: 'Always Bearer.',
+  token_type: 'Always bearer: send the access token as Authorization: Bearer <access_token>.',
   expires_in: 'Seconds until the access token expires.',
   signed_out: 'True: the refresh token is revoked.',
   keys: 'Public keys that verify the origin’s access tokens.',
