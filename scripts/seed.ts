@@ -35,6 +35,8 @@ export const DEMO = {
 /** What DATA_DIR/demo.json keeps between runs. */
 interface DemoState {
   admin_password?: string;
+  /** The demo owner's sign-in to the console (`/console` at the origin), beside its password. */
+  owner_email?: string;
   owner_password?: string;
   api_key?: string;
   api_key_id?: string;
@@ -132,8 +134,9 @@ export async function seedDemo(options: SeedOptions): Promise<DemoSeed> {
 
   // The owner: registered on the first run, logged in on the next ones.
   state.owner_password ??= newPassword();
+  state.owner_email = DEMO.ownerEmail;
   writeDemoState(options.dataDir, state);
-  const owner = { email: DEMO.ownerEmail, password: state.owner_password };
+  const owner = { email: state.owner_email, password: state.owner_password };
   await anonymous.auth.register(owner).catch((error: unknown) => {
     if (!(error instanceof ProblemError && error.status === 409)) throw error;
   });
@@ -210,6 +213,7 @@ export function demoInstructions(seed: DemoSeed): string {
   const readToken = `node -e 'let s="";process.stdin.on("data",(c)=>(s+=c)).on("end",()=>console.log(JSON.parse(s).authorization_token))'`;
   return [
     `Demo platform "${seed.platformName}", API key ${seed.apiKey}; demo voice ${seed.voiceId} (synthesis consent active, licensed for ${DEMO.licensedUse}).`,
+    `Owner console (/console at the origin): sign in as ${DEMO.ownerEmail} with the owner_password in demo.json.`,
     '',
     `# approved (${DEMO.licensedUse} is licensed):`,
     curlOf(byOutcome.approved!),

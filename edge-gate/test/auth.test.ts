@@ -42,9 +42,15 @@ describe('gate authentication: API keys (Variant A)', () => {
     await expectProblem(await gateCheck(body(), { 'x-api-key': 'not-even-a-key' }), 401, 'invalid_credentials');
   });
 
-  it('answers 403 when the body names another platform than the key', async () => {
+  it('answers 403 when the body names another platform than the key, and says so when only the case differs', async () => {
     const key = await newPlatformKey();
-    await expectProblem(await gateCheck(body('Someone Else'), { 'x-api-key': key.apiKey }), 403, 'platform_mismatch');
+    const other = await expectProblem(await gateCheck(body('Someone Else'), { 'x-api-key': key.apiKey }), 403, 'platform_mismatch');
+    expect(other.detail).toContain('This API key belongs to another platform');
+    const shouted = key.platformName.toUpperCase();
+    const caseOnly = await expectProblem(await gateCheck(body(shouted), { 'x-api-key': key.apiKey }), 403, 'platform_mismatch');
+    expect(caseOnly.detail).toBe(
+      `platform_name "${shouted}" differs from this API key's platform only in case; names are matched exactly: send "${key.platformName}".`,
+    );
   });
 
   it('answers 401 authentication_required without any credential', async () => {

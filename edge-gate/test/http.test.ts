@@ -70,6 +70,36 @@ describe('GET /openapi.json and /docs', () => {
     expect(JSON.stringify(document)).not.toContain('/internal/');
   });
 
+  it("explains the gate's request and answer: each field in a line, an example of each, formats by name", async () => {
+    type Media = { schema: { $ref?: string; properties?: Record<string, { description?: string }> }; example?: Record<string, unknown> };
+    const document = (await (await SELF.fetch(`${EDGE}/openapi.json`)).json()) as {
+      paths: Record<
+        string,
+        Record<string, { requestBody: { content: Record<string, Media> }; responses: Record<string, { content: Record<string, Media> }> }>
+      >;
+      components: { schemas: Record<string, { properties: Record<string, { description?: string; format?: string; pattern?: string }> }> };
+    };
+    const gate = document.paths[edgeRoutes.preSynthesisCheck.path]!.post!;
+    const request = gate.requestBody.content['application/json']!;
+    expect(request.example).toMatchObject({
+      voice_id: expect.any(String),
+      platform_name: expect.any(String),
+      intended_use: expect.any(String),
+    });
+    expect(gate.responses['200']!.content['application/json']!.example).toBeDefined();
+    const fields = document.components.schemas.PreSynthesisCheckRequest!.properties;
+    expect(Object.values(fields).filter((field) => !field.description)).toEqual([]);
+    expect(fields.voice_id).toMatchObject({ format: 'uuid' });
+    expect(fields.voice_id).not.toHaveProperty('pattern');
+  });
+
+  it('serves its icon where browsers ask for it', async () => {
+    const response = await SELF.fetch(`${EDGE}/favicon.ico`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('image/svg+xml');
+    expect(await response.text()).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+  });
+
   it('points from the bare address to the reference', async () => {
     const response = await SELF.fetch(`${EDGE}/`);
     expect(response.status).toBe(200);

@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import { PROBLEM_CODES_ANCHOR, PROBLEM_CODES_EXTENSION } from './docs-anchors.js';
+import { FIELD_DESCRIPTIONS } from './field-docs.js';
+import { API_KEY_PREFIX } from './identity.js';
+import { LICENSE_TOKEN_PREFIX } from './licenses.js';
 import { PROBLEM_CODES, type ProblemCode, problemSchema } from './problem.js';
 
 /**
@@ -71,10 +75,13 @@ export function buildOpenApiDocument(info: DocumentInfo, served: readonly RouteC
     return ref ? schemas[ref.replace('#/components/schemas/', '')] : json;
   };
   const problemRef = toSchema(problemSchema, 'output');
+  /** A media type's schema with its example, made from the same schema (components resolved when read). */
+  const withExample = (schema: unknown) => ({ schema, example: exampleOf(schema, schemas) });
 
   const paths: Record<string, Record<string, unknown>> = {};
   for (const c of contracts) {
     const parameters: unknown[] = [];
+    const explained = (json: unknown) => explainSchema(json, c.operationId);
     for (const [where, schema] of [
       ['path', c.params],
       ['query', c.query],
@@ -82,13 +89,13 @@ export function buildOpenApiDocument(info: DocumentInfo, served: readonly RouteC
       if (!schema) continue;
       const json = dereferenced(toSchema(schema, 'input')) as { properties?: Record<string, unknown>; required?: string[] };
       for (const [name, property] of Object.entries(json.properties ?? {})) {
-        const { description } = property as { description?: string };
+        const { description = describeField(c.operationId, name) } = property as { description?: string };
         parameters.push({
           name,
           in: where,
           required: where === 'path' || (json.required ?? []).includes(name),
           ...(description ? { description } : {}),
-          schema: property,
+          schema: explained(property),
         });
       }
     }
@@ -96,7 +103,7 @@ export function buildOpenApiDocument(info: DocumentInfo, served: readonly RouteC
       [c.success.status]: {
         description: c.success.description,
         ...(c.success.schema
-          ? { content: { [c.success.contentType ?? 'application/json']: { schema: toSchema(c.success.schema, 'output') } } }
+          ? { content: { [c.success.contentType ?? 'application/json']: withExample(explained(toSchema(c.success.schema, 'output'))) } }
           : c.success.contentType
             ? { content: { [c.success.contentType]: {} } }
             : {}),
@@ -110,14 +117,14 @@ export function buildOpenApiDocument(info: DocumentInfo, served: readonly RouteC
     for (const [status, codes] of [...codesByStatus].sort(([a], [b]) => a - b)) {
       responses[status] = {
         description: codes.map((code) => `- \`${code}\`: ${PROBLEM_CODES[code].title}`).join('\n'),
-        content: { 'application/problem+json': { schema: problemRef } },
+        content: { 'application/problem+json': { schema: problemRef, example: problemExample(codes[0]!, c.path) } },
       };
     }
     const security = c.auth.includes('none') ? [] : c.auth.map((scheme) => ({ [scheme]: [] }));
     const requestBody = c.body
-      ? { required: true, content: { 'application/json': { schema: toSchema(c.body, 'input') } } }
+      ? { required: true, content: { 'application/json': withExample(explained(toSchema(c.body, 'input'))) } }
       : c.multipart
-        ? { required: true, content: { 'multipart/form-data': { schema: multipartSchema(c.multipart) } } }
+        ? { required: true, content: { 'multipart/form-data': withExample(multipartSchema(c.multipart)) } }
         : undefined;
     paths[c.path] = {
       ...paths[c.path],
@@ -132,9 +139,12 @@ export function buildOpenApiDocument(info: DocumentInfo, served: readonly RouteC
       },
     };
   }
+  for (const [id, schema] of Object.entries(schemas)) explainSchema(schema, id);
   return {
     openapi: '3.1.0',
     info: { ...info, description: documentDescription(info.description, contracts) },
+    // Drawn by `/docs` after the operations (docs-browser/main.ts): the reference reads operations first.
+    [PROBLEM_CODES_EXTENSION]: problemCodesTable(),
     paths,
     components: {
       schemas,
@@ -148,21 +158,155 @@ export function buildOpenApiDocument(info: DocumentInfo, served: readonly RouteC
 
 function documentDescription(summary: string, contracts: readonly RouteContract[]): string {
   const tags = [...new Set(contracts.map((c) => c.tag))];
-  const problems = Object.entries(PROBLEM_CODES).map(([code, { status, title }]) => `| \`${code}\` | ${status} | ${title} |`);
   return [
     summary,
     '',
     // Plain anchors to the renderer's element ids (Swagger UI writes a tag's spaces as `_`): it opens Markdown links in a new tab.
-    `<nav aria-label="Contents"><b>Contents:</b> ${[...tags.map((tag) => `<a href="#operations-tag-${tag.trim().replace(/\s/g, '_')}">${tag}</a>`), '<a href="#problem-codes">problem codes</a>'].join(' · ')}</nav>`,
+    `<nav aria-label="Contents"><b>Contents:</b> ${[...tags.map((tag) => `<a href="#operations-tag-${tag.trim().replace(/\s/g, '_')}">${tag}</a>`), `<a href="#${PROBLEM_CODES_ANCHOR}">problem codes</a>`].join(' · ')}</nav>`,
     '',
-    "Every error is `application/problem+json` (RFC 9457) with a stable `code`; each operation lists the codes it can answer with under their status. Authentication: `bearer` is a user's access token (`POST /api/v1/auth/login` at the origin), `apiKey` a platform's key in `X-API-Key`.",
-    '',
-    '<h2 id="problem-codes">Problem codes</h2>',
-    '',
-    '| code | status | title |',
-    '| --- | --- | --- |',
-    ...problems,
+    "Every error is `application/problem+json` (RFC 9457) with a stable `code`; each operation lists the codes it can answer with under their status, and the problem codes follow the operations. Authentication: `bearer` is a user's access token (`POST /api/v1/auth/login` at the origin), `apiKey` a platform's key in `X-API-Key`.",
   ].join('\n');
+}
+
+function problemCodesTable(): string {
+  const problems = Object.entries(PROBLEM_CODES).map(([code, { status, title }]) => `| \`${code}\` | ${status} | ${title} |`);
+  return ['| code | status | title |', '| --- | --- | --- |', ...problems].join('\n');
+}
+
+/** What an answer with this code looks like (its detail is the title: the real one says more about the request). */
+function problemExample(code: ProblemCode, path: string) {
+  const { status, title } = PROBLEM_CODES[code];
+  return { type: `urn:vip:problem:${code}`, title, status, detail: title, instance: path, code, request_id: EXAMPLE_VALUES.request_id };
+}
+
+const describeField = (context: string, field: string): string | undefined =>
+  FIELD_DESCRIPTIONS[`${context}.${field}`] ?? FIELD_DESCRIPTIONS[field];
+
+type JsonSchema = {
+  $ref?: string;
+  description?: string;
+  format?: string;
+  pattern?: string;
+  properties?: Record<string, JsonSchema>;
+  [keyword: string]: unknown;
+};
+const SUBSCHEMA_KEYWORDS = ['items', 'anyOf', 'oneOf', 'allOf', 'additionalProperties', 'prefixItems'] as const;
+
+/**
+ * Makes a generated schema read well, in place: every property gets its line from FIELD_DESCRIPTIONS
+ * (unless the zod schema gave one), and a string with a named format (`uuid`, `date-time`, `email`)
+ * is shown by that name, without the long regular expression zod also writes for it.
+ * `context` is the component id or operationId the schema belongs to.
+ */
+function explainSchema<T>(json: T, context: string): T {
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== 'object') return;
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
+    const schema = node as JsonSchema;
+    if (schema.format && schema.pattern) delete schema.pattern;
+    for (const [name, property] of Object.entries(schema.properties ?? {})) {
+      const description = property.description ?? describeField(context, name);
+      if (description) property.description = description;
+      visit(property);
+    }
+    for (const keyword of SUBSCHEMA_KEYWORDS) visit(schema[keyword]);
+  };
+  visit(json);
+  return json;
+}
+
+/**
+ * Values for fields whose schema alone makes a poor example: a pattern no generator reads, a
+ * number whose range says little, a name a reader should recognise. Everything else is made from
+ * the schema (its enum, const, format, bounds), so an example never drifts from what is accepted.
+ */
+const EXAMPLE_DIGEST = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08';
+const EXAMPLE_VALUES: Record<string, unknown> = {
+  platform_name: 'Acme Voices',
+  name: 'Studio narrator',
+  api_key: `${API_KEY_PREFIX}4b1f0c9e7d2a48c6b3e5f17a90d2c6e8`,
+  license_token: `${LICENSE_TOKEN_PREFIX}q8Xr2mV0bT5nL7cJ9wE3yH1kP6sD4fG0aZ2uR8iO5tY`,
+  secret: 'whsec_ZXhhbXBsZS1zZWNyZXQtZm9yLXRoZS1kb2NzIQ==',
+  head_hash: EXAMPLE_DIGEST,
+  prev_hash: EXAMPLE_DIGEST,
+  entry_hash: EXAMPLE_DIGEST,
+  embedding1_hash: `sha256:${EXAMPLE_DIGEST}`,
+  embedding2_hash: `sha256:${EXAMPLE_DIGEST}`,
+  email: 'owner@example.com',
+  password: 'correct horse battery staple',
+  current_password: 'correct horse battery staple',
+  new_password: 'a new and longer passphrase',
+  url: 'https://platform.example/webhooks/vip',
+  request_id: '0f8d2c41-6b7a-4e15-9c3d-2a5e8b1f7c90',
+  statement_version: '2026-01',
+  speech_seconds: 17.7,
+  duration_seconds: 25.6,
+  message: 'We would like to narrate a children’s audiobook series with this voice.',
+};
+const EXAMPLE_UUID = '3f2c8a5e-9b1d-4c7e-8a2f-6d4b1e9c0a57';
+const EXAMPLE_TIME = '2026-01-15T09:30:00.000Z';
+const EXAMPLE_BY_FORMAT: Record<string, unknown> = {
+  uuid: EXAMPLE_UUID,
+  'date-time': EXAMPLE_TIME,
+  email: EXAMPLE_VALUES.email,
+  uri: EXAMPLE_VALUES.url,
+  binary: '(an audio file: WAV, FLAC, MP3 or OGG)',
+};
+
+/** An example value of a generated schema; `$ref`s are read from `components`. */
+function exampleOf(node: unknown, components: Record<string, unknown>, field?: string): unknown {
+  const schema = node as JsonSchema & {
+    const?: unknown;
+    enum?: unknown[];
+    examples?: unknown[];
+    default?: unknown;
+    type?: string | string[];
+    minimum?: number;
+    maximum?: number;
+    minLength?: number;
+    minItems?: number;
+    items?: unknown;
+    anyOf?: unknown[];
+    oneOf?: unknown[];
+    allOf?: unknown[];
+    required?: string[];
+  };
+  if (schema.$ref) return exampleOf(components[schema.$ref.replace('#/components/schemas/', '')], components, field);
+  if (schema.examples?.length) return schema.examples[0];
+  if ('const' in schema) return schema.const;
+  if (schema.enum?.length) return schema.enum[0];
+  if (field && field in EXAMPLE_VALUES && schema.type !== 'object' && schema.type !== 'array') return EXAMPLE_VALUES[field];
+  const choices = schema.anyOf ?? schema.oneOf;
+  if (choices) {
+    const notNull = choices.find((choice) => (choice as { type?: string }).type !== 'null') ?? choices[0];
+    return exampleOf(notNull, components, field);
+  }
+  if (schema.allOf) return Object.assign({}, ...schema.allOf.map((part) => exampleOf(part, components, field)));
+  if (schema.format && schema.format in EXAMPLE_BY_FORMAT) return EXAMPLE_BY_FORMAT[schema.format];
+  if (schema.default !== undefined) return schema.default;
+  const type = Array.isArray(schema.type) ? schema.type.find((each) => each !== 'null') : schema.type;
+  switch (type) {
+    case 'object': {
+      const properties = schema.properties ?? {};
+      return Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, exampleOf(property, components, name)]));
+    }
+    case 'array':
+      return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => exampleOf(schema.items, components, field));
+    case 'integer':
+    case 'number':
+      return Math.min(Math.max(schema.minimum ?? 1, 1), schema.maximum ?? Number.MAX_SAFE_INTEGER);
+    case 'boolean':
+      return true;
+    case 'null':
+      return null;
+    case 'string':
+      return 'text'.padEnd(schema.minLength ?? 0, '.');
+    default:
+      return {};
+  }
 }
 
 function multipartSchema(fields: NonNullable<RouteContract['multipart']>) {

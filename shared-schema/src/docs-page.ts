@@ -1,5 +1,5 @@
 import { escapeHtml, PAGE_SECURITY_HEADERS, renderHtmlDocument } from './pages.js';
-import { docsPageRoutes } from './routes/pages.js';
+import { docsPageRoutes, faviconRoute } from './routes/pages.js';
 
 /**
  * The `/docs` page of both planes: Swagger UI (the `swagger-ui-dist` package) rendering the plane's
@@ -26,7 +26,7 @@ export function renderDocsPage(page: DocsPage): string {
   const asset = (path: string) => escapeHtml(`${page.assetOrigin}${path}`);
   return renderHtmlDocument(
     page.title,
-    `<link rel="icon" href="data:,">
+    `<link rel="icon" href="${faviconRoute.path}" type="image/svg+xml">
 <link rel="stylesheet" href="${asset(docsPageRoutes.rendererStyle.path)}">
 <link rel="stylesheet" href="${asset(docsPageRoutes.style.path)}">
 <script src="${asset(docsPageRoutes.renderer.path)}" defer></script>

@@ -40,6 +40,7 @@ export const loginResponseSchema = z
     access_token: z.string(),
     token_type: z.literal('bearer'),
     user_id: uuid,
+    email: z.email().describe('The signed-in account’s email address, so a client can say who is signed in.'),
     refresh_token: z.string(),
     expires_in: z.number().int(),
   })
@@ -60,6 +61,19 @@ export const platformName = z
   .min(1)
   .max(limits.platformNameMaxLength)
   .regex(/^[A-Za-z0-9][A-Za-z0-9 ._-]*$/, 'letters, digits, space, dot, underscore and hyphen');
+
+/**
+ * Why a platform's API key may not act under `given` (both planes: the gate, screening, licence
+ * requests), or null when it may. Names are matched exactly, so a difference of case alone is the
+ * likeliest slip, and the answer names the spelling to send (the key's own platform, no one else's).
+ */
+export function platformNameMismatch(keyPlatform: string, given: string): string | null {
+  if (given === keyPlatform) return null;
+  if (given.toLowerCase() === keyPlatform.toLowerCase()) {
+    return `platform_name "${given}" differs from this API key's platform only in case; names are matched exactly: send "${keyPlatform}".`;
+  }
+  return `This API key belongs to another platform: send its own platform's name as platform_name ("${keyPlatform}").`;
+}
 
 export const createPlatformRequestSchema = z.strictObject({ name: platformName }).meta({ id: 'CreatePlatformRequest' });
 export const platformSchema = z.object({ platform_id: uuid, name: z.string(), created_at: isoTimestamp }).meta({ id: 'Platform' });

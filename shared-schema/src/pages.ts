@@ -69,6 +69,10 @@ export interface PageShell {
  * Every page's document: in English, sized for phones, titled; `head` and `body` are markup already
  * escaped, put inside <head> after the title and inside <body>.
  */
+/** The icon both planes serve at `/favicon.ico` (routes/pages.ts): a shield, the service's one mark. */
+export const FAVICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path d="M16 2 4 7v8c0 7.2 5.1 13.4 12 15 6.9-1.6 12-7.8 12-15V7z" fill="#1d4ed8"/><path d="M10 16h2v-4h2v8h2v-10h2v8h2v-4h2" fill="none" stroke="#fff" stroke-width="1.6" stroke-linejoin="round"/></svg>';
+
 export function renderHtmlDocument(title: string, head: string, body: string): string {
   return `<!doctype html>
 <html lang="en">

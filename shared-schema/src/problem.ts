@@ -105,6 +105,21 @@ export function toProblem(error: ProblemError, instance: string, requestId: stri
   };
 }
 
+/**
+ * Details both planes give for a body they cannot read, saying what to send instead: a newcomer's
+ * first request is often the one with a stray comma or the wrong header.
+ */
+export const BODY_PROBLEM_DETAILS = {
+  malformedJson:
+    'The body is not valid JSON. Send one JSON object, with names and strings in double quotes and no trailing comma, e.g. {"name": "value"}; /docs shows each route\'s fields and an example.',
+  emptyJson: 'The body is empty, yet Content-Type says JSON. Send a JSON object, or leave Content-Type out on a request without a body.',
+  unsupportedMediaType:
+    'Send the body as JSON, with the header Content-Type: application/json (the routes that take audio take multipart/form-data); /docs shows what each route takes.',
+} as const;
+
+/** How the part of a request that failed validation is named in the problem's detail. */
+const REQUEST_PARTS = { body: 'The request body is invalid', query: 'The query string is invalid', params: 'A path parameter is invalid' };
+
 /** Turns a zod failure into the 422 problem, one entry per offending field. */
 export function validationProblem(issues: readonly z.core.$ZodIssue[], where: 'body' | 'query' | 'params'): ProblemError {
   const errors = issues.flatMap((issue): FieldError[] => {
@@ -114,5 +129,7 @@ export function validationProblem(issues: readonly z.core.$ZodIssue[], where: 'b
     }
     return [{ field: base, message: issue.message }];
   });
-  return new ProblemError('validation_failed', `The request ${where} is invalid.`, { errors });
+  return new ProblemError('validation_failed', `${REQUEST_PARTS[where]}: \`errors\` names each field and what is wrong with it.`, {
+    errors,
+  });
 }

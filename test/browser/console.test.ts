@@ -91,7 +91,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
     beforeAll(async () => {
       context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
       page = await context.newPage();
-      messages = collectConsole(page);
+      messages = await collectConsole(page);
     });
 
     afterAll(async () => {
@@ -404,6 +404,11 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
     it('changes the password, then signs out: the origin revokes the session and a reload stays signed out', async () => {
       await page.getByRole('link', { name: 'Account' }).click();
       await page.getByRole('heading', { name: 'Account' }).waitFor();
+      // The page names the account, and still does after a reload (the session resumed from its refresh token).
+      expect(await page.locator('#signed-in-as').textContent()).toContain(`Signed in as ${owner.email}`);
+      await page.reload();
+      await page.getByRole('heading', { name: 'Account' }).waitFor();
+      expect(await page.locator('#signed-in-as').textContent()).toContain(`Signed in as ${owner.email}`);
       await page.getByLabel('Current password').fill(owner.password);
       await page.getByLabel('New password').fill(`${owner.password} changed`);
       await page.getByRole('button', { name: 'Change password' }).click();
@@ -423,7 +428,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
     });
 
     it('never hit a Content-Security-Policy or Trusted Types violation on the way', async () => {
-      expect(messages.filter((line) => /Content Security Policy|Trusted Type|pageerror/i.test(line))).toEqual([]);
+      expect(messages.filter((line) => /Content Security Policy|Trusted Type|violation|pageerror/i.test(line))).toEqual([]);
     });
   });
 
@@ -457,7 +462,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
 
       context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
       page = await context.newPage();
-      messages = collectConsole(page);
+      messages = await collectConsole(page);
       await page.goto(`${service.originUrl}/console#/sign-in`);
       await page.getByLabel('Email').first().fill(rerecorder.email);
       await page.getByLabel('Password').first().fill(rerecorder.password);
@@ -543,7 +548,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       await screenshot(page, 'console-reenroll-refused');
 
       expect(await listed()).toMatchObject({ status: 'ready', voiceprint_current: true });
-      expect(messages.filter((line) => /Content Security Policy|Trusted Type|pageerror/i.test(line))).toEqual([]);
+      expect(messages.filter((line) => /Content Security Policy|Trusted Type|violation|pageerror/i.test(line))).toEqual([]);
     }, 240_000);
   });
 

@@ -25,7 +25,7 @@ describe.skipIf(chromiumMissing)(`API reference pages in Chromium${skipReason}`,
 
   it("the origin's page shows a route's query fields, response fields and enums, its problem codes, rendered Markdown and contents", async () => {
     const page = await running.browser.newPage();
-    const messages = collectConsole(page);
+    const messages = await collectConsole(page);
     // Query parameters with their enum, the response's fields (resolved from components), problem codes by status.
     const fields = ['check_id', 'order', 'decided_at', 'recorded_at', 'seq', 'next_cursor', 'gate.decision'];
     const text = await operationShowing(page, running.service.originUrl, 'audit', 'listAuditEntries', fields);
@@ -33,7 +33,18 @@ describe.skipIf(chromiumMissing)(`API reference pages in Chromium${skipReason}`,
     // The description is Markdown: its table of contents links to each tag, its problem codes are a table.
     const contents = page.locator('.info nav a');
     expect(await contents.allInnerTexts()).toEqual(expect.arrayContaining(['audit', 'voices', 'problem codes']));
-    expect(await page.locator('.info table td code', { hasText: 'identity_conflict' }).count()).toBe(1);
+    // The problem codes are a table drawn after the operations, not in the introduction.
+    expect(await page.locator('.info table').count()).toBe(0);
+    const problemCodes = page.locator('#problem-codes');
+    expect(await problemCodes.locator('table td code', { hasText: 'identity_conflict' }).count()).toBe(1);
+    const [lastOperation, codesTop] = await Promise.all([
+      page.locator('.opblock-tag-section').last().boundingBox(),
+      problemCodes.boundingBox(),
+    ]);
+    expect(codesTop!.y).toBeGreaterThan(lastOperation!.y);
+    // Fields read with their one-line description, formats by name (no regular expression shown).
+    expect(text).toContain('Id of the gate decision');
+    expect(text).not.toContain('[0-9a-fA-F]{8}');
     // Every contents link lands on an element of the drawn page (a tag's section, the problem codes).
     const targets = await contents.evaluateAll((links) =>
       links.map((link) => [link.getAttribute('href'), document.getElementById(link.getAttribute('href')!.slice(1)) !== null]),
@@ -46,7 +57,7 @@ describe.skipIf(chromiumMissing)(`API reference pages in Chromium${skipReason}`,
 
   it("the edge's page renders the gate's request and answer from the origin's renderer, and leaves the internal routes out", async () => {
     const page = await running.browser.newPage();
-    const messages = collectConsole(page);
+    const messages = await collectConsole(page);
     const fields = ['voice_id', 'platform_name', 'intended_use', 'authorization_token', 'no_registry_record', 'rate_limited'];
     await operationShowing(page, running.service.edgeUrl, 'gate', 'preSynthesisCheck', fields);
     expect(await page.locator('.opblock-summary-path', { hasText: '/internal/' }).count()).toBe(0);

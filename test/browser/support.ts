@@ -56,11 +56,21 @@ export function serviceAndChromiumPerSuite(): { service: RunningService; browser
   return running;
 }
 
-/** Everything the page reported on its console, to assert that no CSP violation happened. */
-export function collectConsole(page: Page): string[] {
+/**
+ * Everything the page reported on its console, and every Content-Security-Policy or Trusted Types
+ * violation in its documents, to assert that none happened. Chromium writes a violation to the
+ * DevTools log, which the console events do not carry; a `securitypolicyviolation` listener added
+ * before any page script runs reports each one on the console instead, as `violation: ...`.
+ */
+export async function collectConsole(page: Page): Promise<string[]> {
   const lines: string[] = [];
   page.on('console', (message) => lines.push(`${message.type()}: ${message.text()}`));
   page.on('pageerror', (error) => lines.push(`pageerror: ${error.message}`));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      console.error(`violation: ${event.effectiveDirective} blocked ${event.blockedURI} (${event.sample})`);
+    });
+  });
   return lines;
 }
 

@@ -32,7 +32,15 @@ describe('the seeded demo: `npm start -- --demo` and `npm run seed`', () => {
     const again = await seedAgain();
     expect(again).toMatchObject({ voiceId: seed.voiceId, apiKey: seed.apiKey, platformName: seed.platformName });
     const state = JSON.parse(readFileSync(join(service.dataDir, 'demo.json'), 'utf8'));
-    expect(Object.keys(state).sort()).toEqual(['admin_password', 'api_key', 'api_key_id', 'owner_password']);
+    expect(Object.keys(state).sort()).toEqual(['admin_password', 'api_key', 'api_key_id', 'owner_email', 'owner_password']);
+    // The owner's sign-in, as kept, opens the console's account.
+    const ownerLogin = await fetch(`${service.originUrl}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: state.owner_email, password: state.owner_password }),
+    });
+    expect(ownerLogin.status).toBe(200);
+    expect(service.output()).toContain(`sign in as ${state.owner_email} with the owner_password in demo.json`);
   });
 
   it('prints a command per outcome, and each request reaches it', async () => {

@@ -1,4 +1,4 @@
-import { type AuditRecord, hmacSha256, toHex } from '@vip/shared-schema';
+import { type AuditRecord, hmacSha256, platformNameMismatch, toHex } from '@vip/shared-schema';
 import type { Caller } from '../auth/caller.js';
 import type { EdgeConfig } from '../config.js';
 import { shardOfKey } from './audit-shards.js';
@@ -36,7 +36,7 @@ export function homeOf(caller: Caller): Home {
  * and collect approvals in their names. Anonymous Variant B callers are the public gate.
  */
 export function platformRefusal(caller: Caller, platformName: string): string | null {
-  if (caller.kind === 'platform' && caller.platform_name !== platformName) return 'This API key belongs to another platform.';
+  if (caller.kind === 'platform') return platformNameMismatch(caller.platform_name, platformName);
   if (caller.kind === 'user' && caller.role !== 'admin') {
     return "Only an administrator's token may ask in a platform's name; a platform uses its own API key.";
   }

@@ -1,4 +1,4 @@
-import { limits, ProblemError, validationProblem } from '@vip/shared-schema';
+import { BODY_PROBLEM_DETAILS, limits, ProblemError, validationProblem } from '@vip/shared-schema';
 import { createMiddleware } from 'hono/factory';
 import type { z } from 'zod';
 import type { AppContext, AppEnv } from './context.js';
@@ -72,7 +72,7 @@ export function parseJsonText<S extends z.ZodType>(c: AppContext, text: string, 
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ProblemError('malformed_json', 'The body is not valid JSON.');
+    throw new ProblemError('malformed_json', BODY_PROBLEM_DETAILS.malformedJson);
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw validationProblem(parsed.error.issues, 'body');

@@ -1,5 +1,14 @@
 import { type AccessTokenClaims, accessToken, accessTokenClaimsSchema, limits, ProblemError, type UserRole } from '@vip/shared-schema';
-import { exportJWK, generateKeyPair, importJWK, type JWK, jwtVerify, SignJWT } from 'jose';
+import { loginRoute, refreshRoute } from '@vip/shared-schema/routes/origin-identity';
+import { errors, exportJWK, generateKeyPair, importJWK, type JWK, jwtVerify, SignJWT } from 'jose';
+
+/** A refused access token: why, and how to get one that works (refresh it, or sign in again). */
+const invalidAccessToken = (why: string) =>
+  new ProblemError(
+    'invalid_token',
+    `${why} Get a new one with POST ${refreshRoute.path} and your refresh token, or sign in again with POST ${loginRoute.path}; ` +
+      'then send it as Authorization: Bearer <access_token>.',
+  );
 
 export interface SigningJwk {
   kty: 'OKP';
@@ -45,11 +54,15 @@ export async function createAccessTokens(privateJwk: SigningJwk): Promise<Access
           currentDate: now,
           requiredClaims: ['exp', 'iat', 'sub', 'jti'],
         }));
-      } catch {
-        throw new ProblemError('invalid_token');
+      } catch (error) {
+        throw invalidAccessToken(
+          error instanceof errors.JWTExpired
+            ? `The access token has expired (access tokens last ${limits.accessTokenTtlSeconds / 60} minutes).`
+            : 'The Bearer token is not an access token of this service.',
+        );
       }
       const claims = accessTokenClaimsSchema.safeParse(payload);
-      if (!claims.success) throw new ProblemError('invalid_token');
+      if (!claims.success) throw invalidAccessToken('The access token lacks required claims.');
       return claims.data;
     },
     jwks: () => ({ keys: [published] }),

@@ -49,7 +49,10 @@ describe('POST /api/v1/auth/login', () => {
     const response = await post('/api/v1/auth/login', { email, password: PASSWORD });
     expect(response.statusCode).toBe(200);
     const session = loginResponseSchema.parse(response.json());
-    expect(session).toMatchObject({ token_type: 'bearer', user_id: userId, expires_in: limits.accessTokenTtlSeconds });
+    expect(session).toMatchObject({ token_type: 'bearer', user_id: userId, email, expires_in: limits.accessTokenTtlSeconds });
+    // A refreshed session names the account too: a client resuming after a reload can say who is signed in.
+    const refreshed = await post('/api/v1/auth/refresh', { refresh_token: session.refresh_token });
+    expect(loginResponseSchema.parse(refreshed.json())).toMatchObject({ user_id: userId, email });
 
     const jwks = createLocalJWKSet((await origin.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json());
     const { payload, protectedHeader } = await jwtVerify(session.access_token, jwks, {

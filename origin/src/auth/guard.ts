@@ -46,7 +46,12 @@ export function createGuards(app: FastifyInstance, deps: GuardDeps): Guards {
     const header = request.headers.authorization;
     if (!header) throw new ProblemError('authentication_required', 'Send Authorization: Bearer <access token>.');
     const match = /^Bearer ([A-Za-z0-9_.~+/=-]+)$/i.exec(header);
-    if (!match) throw new ProblemError('invalid_token');
+    if (!match) {
+      throw new ProblemError(
+        'invalid_token',
+        'Send the access token as Authorization: Bearer <access_token> (the word Bearer, one space, the token).',
+      );
+    }
     const claims = await deps.tokens.verify(match[1]!, deps.clock.now());
     request.principal = { userId: claims.sub, role: claims.role };
   };

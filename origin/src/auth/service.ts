@@ -1,4 +1,5 @@
 import { limits, ProblemError, sha256Hex, type UserRole } from '@vip/shared-schema';
+import { loginRoute } from '@vip/shared-schema/routes/origin-identity';
 import type { Database } from '../db/client.js';
 import type { Runtime } from '../runtime.js';
 import type { AccessTokens } from './access-tokens.js';
@@ -9,6 +10,7 @@ export interface Session {
   access_token: string;
   token_type: 'bearer';
   user_id: string;
+  email: string;
   refresh_token: string;
   expires_in: number;
 }
@@ -87,7 +89,8 @@ export class AuthService {
     if (outcome.kind === 'reused') {
       throw new ProblemError('refresh_token_reused', 'This refresh token was already used; its session is revoked. Log in again.');
     }
-    if (outcome.kind === 'invalid') throw new ProblemError('invalid_token', 'The refresh token is invalid or expired.');
+    if (outcome.kind === 'invalid')
+      throw new ProblemError('invalid_token', `The refresh token is invalid or expired: sign in again with POST ${loginRoute.path}.`);
     return this.session(outcome.user, outcome.refreshToken);
   }
 
@@ -146,6 +149,7 @@ export class AuthService {
       access_token: accessToken,
       token_type: 'bearer',
       user_id: user.id,
+      email: user.email,
       refresh_token: refreshToken,
       expires_in: limits.accessTokenTtlSeconds,
     };

@@ -1,5 +1,6 @@
 import type { grantConsentRequestSchema } from '@vip/shared-schema';
-import { type AuditRecord, ProblemError } from '@vip/shared-schema';
+import { type AuditRecord, BIOMETRIC_CONSENT_STATEMENT, ProblemError } from '@vip/shared-schema';
+import { grantConsentRoute } from '@vip/shared-schema/routes/origin-voices';
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
@@ -63,12 +64,24 @@ function consentAuditRecord(consent: store.ConsentRow, principal: Principal): Au
 }
 
 /**
+ * The answer to an enrollment without a usable biometric consent: what to do first, and how
+ * (the request that grants one, with the statement version in force), so a newcomer need not look it up.
+ */
+export const consentRequired = (why: string) =>
+  new ProblemError(
+    'consent_required',
+    `${why} Give biometric consent first: ${grantConsentRoute.method.toUpperCase()} ${grantConsentRoute.path} with ` +
+      `{"type":"biometric","statement_version":"${BIOMETRIC_CONSENT_STATEMENT.version}","accepted":true}, ` +
+      'then send the consent_id it answers as a form field of this enrollment. Each consent serves one enrollment.',
+  );
+
+/**
  * An enrollment may go ahead on a biometric consent the caller granted and no voice has used yet.
  * A missing, foreign or spent consent answer alike, so consent ids cannot be probed.
  */
 export function usableConsent(consent: store.ConsentRow | null, ownerId: string): store.ConsentRow {
   if (!consent || consent.ownerId !== ownerId || consent.voiceId !== null) {
-    throw new ProblemError('consent_required', 'Enrollment needs an unused biometric consent of yours (POST /api/v1/consents).');
+    throw consentRequired('This consent_id is not an unused biometric consent of yours.');
   }
   return consent;
 }

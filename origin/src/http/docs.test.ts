@@ -87,6 +87,28 @@ describe('GET /docs', () => {
     );
     expect(enroll.responses['422'].description).toContain('- `too_short`: ');
     expect(document.info.description).toContain('<a href="#operations-tag-voices">voices</a>');
-    expect(document.info.description).toMatch(/\| `identity_conflict` \| 409 \|/);
+    // The problem codes are drawn after the operations, from their own part of the document.
+    expect(document.info.description).not.toContain('identity_conflict');
+    expect(document['x-problem-codes']).toMatch(/\| `identity_conflict` \| 409 \|/);
+  });
+
+  it('explains each field in a line and shows an example of each request and answer', async () => {
+    const document = (await origin.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const login = document.paths['/api/v1/auth/login'].post;
+    expect(login.requestBody.content['application/json'].example).toEqual({ email: 'owner@example.com', password: expect.any(String) });
+    expect(login.responses['200'].content['application/json'].example).toMatchObject({ token_type: 'bearer', email: 'owner@example.com' });
+    expect(login.responses['401'].content['application/problem+json'].example).toMatchObject({ status: 401, code: 'invalid_credentials' });
+    const licence = document.components.schemas.License.properties;
+    expect(licence.expires_at).toEqual({ type: 'string', format: 'date-time', description: expect.stringContaining('licence ends') });
+    expect(licence.license_id).toEqual({ type: 'string', format: 'uuid', description: 'Id of the licence.' });
+  });
+});
+
+describe('GET /favicon.ico', () => {
+  it('serves the icon browsers ask for on their own', async () => {
+    const response = await origin.app.inject({ method: 'GET', url: '/favicon.ico' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('image/svg+xml');
+    expect(response.body).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
   });
 });

@@ -1,7 +1,7 @@
 import { limits, PROBLEM_CONTENT_TYPE, problemSchema } from '@vip/shared-schema';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { PATH_PARAMETER_MAX_LENGTH } from './routes.js';
 
 let origin: TestOrigin;
@@ -89,6 +89,59 @@ describe('problem+json on every error path', () => {
       422,
       'malformed_json',
     );
+  });
+
+  it('says what to send instead of a body it cannot read, and names the part of the request that is invalid', async () => {
+    const json = { 'content-type': 'application/json' };
+    const malformed = expectProblem(
+      await origin.app.inject({ method: 'POST', url: LOGIN, payload: '{"email": ', headers: json }),
+      422,
+      'malformed_json',
+    );
+    expect(malformed.detail).toMatch(/Send one JSON object, with names and strings in double quotes.*\/docs/);
+    const empty = expectProblem(await origin.app.inject({ method: 'POST', url: LOGIN, payload: '', headers: json }), 422, 'malformed_json');
+    expect(empty.detail).toContain('Send a JSON object, or leave Content-Type out');
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const wrongType = expectProblem(
+      await origin.app.inject({ method: 'POST', url: LOGIN, payload: 'email=a', headers: form }),
+      415,
+      'unsupported_media_type',
+    );
+    expect(wrongType.detail).toContain('Content-Type: application/json');
+
+    const owner = await loggedIn(origin);
+    const badParam = expectProblem(
+      await origin.app.inject({
+        method: 'PUT',
+        url: '/api/v1/voices/not-a-voice-id/consent',
+        headers: { authorization: `Bearer ${owner.accessToken}` },
+        payload: { status: 'granted' },
+      }),
+      422,
+      'validation_failed',
+    );
+    expect(badParam.detail).toBe('A path parameter is invalid: `errors` names each field and what is wrong with it.');
+    expect(badParam.errors?.map((error) => error.field)).toEqual(['params.voice_id']);
+  });
+
+  it('401 invalid_token says how to get a token that works', async () => {
+    const call = (authorization: string) => origin.app.inject({ method: 'GET', url: '/api/v1/voices', headers: { authorization } });
+    const notBearer = expectProblem(await call('Token abc'), 401, 'invalid_token');
+    expect(notBearer.detail).toContain('Authorization: Bearer <access_token>');
+    const forged = expectProblem(await call('Bearer eyJhbGciOiJub25lIn0.e30.'), 401, 'invalid_token');
+    expect(forged.detail).toMatch(
+      /not an access token of this service\. Get a new one with POST \/api\/v1\/auth\/refresh .* POST \/api\/v1\/auth\/login/,
+    );
+    const owner = await loggedIn(origin);
+    origin.runtime.advance((limits.accessTokenTtlSeconds + 60) * 1000);
+    try {
+      const expired = expectProblem(await call(`Bearer ${owner.accessToken}`), 401, 'invalid_token');
+      expect(expired.detail).toMatch(
+        /^The access token has expired \(access tokens last 15 minutes\)\. Get a new one with POST \/api\/v1\/auth\/refresh/,
+      );
+    } finally {
+      origin.runtime.advance(-(limits.accessTokenTtlSeconds + 60) * 1000);
+    }
   });
 
   it('422 validation_failed for a path parameter longer than any route accepts, before its route runs', async () => {

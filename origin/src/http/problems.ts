@@ -1,4 +1,4 @@
-import { PROBLEM_CODES, type ProblemCode, ProblemError } from '@vip/shared-schema';
+import { BODY_PROBLEM_DETAILS, PROBLEM_CODES, type ProblemCode, ProblemError } from '@vip/shared-schema';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { PATH_PARAMETER_MAX_LENGTH } from './routes.js';
 
@@ -12,8 +12,11 @@ const FASTIFY_CODES: Record<string, ProblemCode> = {
   FST_ERR_MAX_PARAM_LENGTH: 'validation_failed',
 };
 
-/** Fastify's messages quote the URL, which may hold anything; these say what went wrong without it. */
+/** Fastify's messages quote the URL, which may hold anything; these say what went wrong without it, and what to send instead. */
 const FASTIFY_DETAILS: Partial<Record<string, string>> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: BODY_PROBLEM_DETAILS.malformedJson,
+  FST_ERR_CTP_EMPTY_JSON_BODY: BODY_PROBLEM_DETAILS.emptyJson,
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: BODY_PROBLEM_DETAILS.unsupportedMediaType,
   FST_ERR_MAX_PARAM_LENGTH: `A path parameter is longer than any route accepts (${PATH_PARAMETER_MAX_LENGTH} characters).`,
 };
 
@@ -31,7 +34,7 @@ export function asProblem(error: unknown): ProblemError {
   const { code, statusCode } = (error ?? {}) as { code?: unknown; statusCode?: unknown };
   const known = typeof code === 'string' ? FASTIFY_CODES[code] : undefined;
   if (known) return new ProblemError(known, FASTIFY_DETAILS[code as string]);
-  if (error instanceof SyntaxError && statusCode === 400) return new ProblemError('malformed_json');
+  if (error instanceof SyntaxError && statusCode === 400) return new ProblemError('malformed_json', BODY_PROBLEM_DETAILS.malformedJson);
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
     return new ProblemError(codeForStatus(statusCode) ?? 'validation_failed');
   }

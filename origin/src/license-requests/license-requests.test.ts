@@ -255,8 +255,20 @@ describe('licence requests: errors, authorization and limits', () => {
       'invalid_credentials',
     );
     expectProblem(await origin.app.inject({ method: 'POST', url, headers: bearer(owner.accessToken), payload: body }), 403, 'forbidden');
-    expectProblem(await askAs(other, voiceId, { platform_name: platform.name }), 403, 'platform_mismatch');
+    const another = expectProblem(await askAs(other, voiceId, { platform_name: platform.name }), 403, 'platform_mismatch');
+    expect(another.detail).toBe(
+      `This API key belongs to another platform: send its own platform's name as platform_name ("${other.name}").`,
+    );
     expectProblem(await askAs(platform, randomUUID()), 404, 'not_found');
+  });
+
+  it("says so when platform_name differs from the key's platform only in case, and which spelling to send", async () => {
+    const { voiceId, platform } = await setup();
+    const shouted = platform.name.toUpperCase();
+    const problem = expectProblem(await askAs(platform, voiceId, { platform_name: shouted }), 403, 'platform_mismatch');
+    expect(problem.detail).toBe(
+      `platform_name "${shouted}" differs from this API key's platform only in case; names are matched exactly: send "${platform.name}".`,
+    );
   });
 
   it("answers another owner's voice and another platform's request like missing ones", async () => {

@@ -1,4 +1,11 @@
-import { type AuditRecord, type IntendedUse, type LicenseRequest, type LicenseRequestStatus, ProblemError } from '@vip/shared-schema';
+import {
+  type AuditRecord,
+  type IntendedUse,
+  type LicenseRequest,
+  type LicenseRequestStatus,
+  ProblemError,
+  platformNameMismatch,
+} from '@vip/shared-schema';
 import { queueAuditRecords } from '../audit/queue.js';
 import type { Caller, Principal } from '../auth/guard.js';
 import type { Database, Executor } from '../db/client.js';
@@ -49,8 +56,8 @@ export class LicenseRequestService {
     const { db, runtime, limiter } = this.deps;
     if (caller.kind !== 'platform') throw new ProblemError('forbidden', 'This route is for platform API keys.');
     await limiter.take({ name: 'license-request', callsPerMinute: this.deps.licenseRequestsPerMinute }, `key:${caller.keyId}`);
-    if (body.platform_name !== caller.platformName)
-      throw new ProblemError('platform_mismatch', 'platform_name does not match the API key.');
+    const mismatch = platformNameMismatch(caller.platformName, body.platform_name);
+    if (mismatch) throw new ProblemError('platform_mismatch', mismatch);
     const now = runtime.clock.now();
     acceptableExpiry(body.expires_at, now);
     const row = await db.transaction(async (tx) => {

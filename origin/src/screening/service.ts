@@ -1,6 +1,7 @@
 import {
   type AuditRecord,
   ProblemError,
+  platformNameMismatch,
   platformName as platformNameSchema,
   SCREENING_MAX_MATCHES,
   type ScreeningMatch,
@@ -106,9 +107,8 @@ export class ScreeningService {
     if (given === undefined) throw formProblem('platform_name', 'required');
     const parsed = platformNameSchema.safeParse(given);
     if (!parsed.success) throw formProblem('platform_name', parsed.error.issues[0]?.message ?? 'not a platform name');
-    if (caller.kind === 'platform' && caller.platformName !== parsed.data) {
-      throw new ProblemError('platform_mismatch', 'platform_name does not match the API key.');
-    }
+    const mismatch = caller.kind === 'platform' ? platformNameMismatch(caller.platformName, parsed.data) : null;
+    if (mismatch) throw new ProblemError('platform_mismatch', mismatch);
     return parsed.data;
   }
 

@@ -9,7 +9,7 @@ import {
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
-import { usableConsent } from '../biometric-consent/service.js';
+import { consentRequired, usableConsent } from '../biometric-consent/service.js';
 import * as consents from '../biometric-consent/store.js';
 import type { Database, Executor } from '../db/client.js';
 import type { VoiceRow } from '../db/schema.js';
@@ -55,6 +55,8 @@ export class VoiceService {
   async enroll(principal: Principal, form: MultipartForm) {
     const { db, runtime } = this.deps;
     const engine = this.engineOrUnavailable();
+    // Enrolling without any consent is a step skipped, not a malformed field: the answer says which step.
+    if (!form.fields.has('consent_id')) throw consentRequired('An enrollment needs a biometric consent_id.');
     const parsed = enrollFieldsSchema.safeParse(Object.fromEntries(form.fields));
     if (!parsed.success) throw validationProblem(parsed.error.issues, 'body');
     const files = audioFilesOf(form);

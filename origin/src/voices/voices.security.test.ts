@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { auditRecordSchema, enrolledVoiceSchema } from '@vip/shared-schema';
+import { auditRecordSchema, BIOMETRIC_CONSENT_STATEMENT, enrolledVoiceSchema } from '@vip/shared-schema';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { auditPending, biometricConsents, INDEXED_EMBEDDING_MODELS, voices } from '../db/schema.js';
@@ -105,6 +105,17 @@ describe('POST /api/v1/voices/enroll', () => {
         'consent_required',
       );
     }
+    expect(await eventsOf(owner.userId)).toEqual([]);
+  });
+
+  it('tells an owner who enrolls without any consent to give biometric consent first, and how', async () => {
+    const owner = await loggedIn(origin);
+    const problem = expectProblem(await enroll(owner, { audio: new Uint8Array([1, 2, 3]) }, { name: 'Mine' }), 403, 'consent_required');
+    expect(problem.detail).toBe(
+      'An enrollment needs a biometric consent_id. Give biometric consent first: POST /api/v1/consents with ' +
+        `{"type":"biometric","statement_version":"${BIOMETRIC_CONSENT_STATEMENT.version}","accepted":true}, ` +
+        'then send the consent_id it answers as a form field of this enrollment. Each consent serves one enrollment.',
+    );
     expect(await eventsOf(owner.userId)).toEqual([]);
   });
 

@@ -18,6 +18,13 @@ const HTML = 'text/html; charset=utf-8';
 const SCRIPT = 'text/javascript; charset=utf-8';
 const STYLE = 'text/css; charset=utf-8';
 
+/**
+ * Served by both planes, where a browser asks for it on its own: an SVG (pages.ts's FAVICON_SVG)
+ * under the conventional name, which browsers read by its content type; without it every page
+ * visit logs a 404.
+ */
+export const faviconRoute = page('/favicon.ico', 'favicon', "The service's icon", 'image/svg+xml');
+
 /** Served by the origin. */
 export const consolePageRoutes = {
   page: page(

@@ -2,7 +2,7 @@ import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
 import { limits } from '../../../../shared-schema/src/limits.js';
 import { handleSubmit } from './fields.js';
 import { successNotice } from './messages.js';
-import { changePassword, currentUserId, signIn, signOut, signUp } from './session.js';
+import { changePassword, currentEmail, currentUserId, signIn, signOut, signUp } from './session.js';
 
 type Go = (hash: string) => void;
 
@@ -94,7 +94,15 @@ export async function renderAccount(root: HTMLElement, go: Go): Promise<void> {
   replace(
     root,
     h('h1', {}, 'Account'),
-    h('p', {}, 'Signed in as user ', h('code', {}, currentUserId() ?? ''), '.'),
+    h(
+      'p',
+      { id: 'signed-in-as' },
+      'Signed in as ',
+      h('strong', {}, currentEmail() ?? ''),
+      ' (user id ',
+      h('code', {}, currentUserId() ?? ''),
+      ').',
+    ),
     h(
       'p',
       { class: 'hint' },

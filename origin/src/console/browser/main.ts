@@ -1,3 +1,5 @@
+// First: schemas built by the imports below must see it (no-eval.ts).
+import '../../../../shared-schema/src/browser/no-eval.js';
 import { byId, h, replace } from '../../../../shared-schema/src/browser/dom.js';
 import { renderAccount, renderSignIn } from './account-view.js';
 import { renderEnroll } from './enroll-view.js';

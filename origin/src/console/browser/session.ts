@@ -19,6 +19,8 @@ interface Tokens {
   accessToken: string;
   expiresAt: number;
   userId: string;
+  /** Every issued session names its account's email, so the console can say who is signed in after a reload too. */
+  email: string;
 }
 
 let tokens: Tokens | null = null;
@@ -32,10 +34,16 @@ interface Issued {
   refresh_token: string;
   expires_in: number;
   user_id: string;
+  email: string;
 }
 
 function keep(issued: Issued): void {
-  tokens = { accessToken: issued.access_token, expiresAt: Date.now() + issued.expires_in * 1000, userId: issued.user_id };
+  tokens = {
+    accessToken: issued.access_token,
+    expiresAt: Date.now() + issued.expires_in * 1000,
+    userId: issued.user_id,
+    email: issued.email,
+  };
   sessionStorage.setItem(REFRESH_KEY, issued.refresh_token);
 }
 
@@ -46,6 +54,7 @@ export function whenSessionEnds(callback: (why: string) => void): void {
 
 export const signedIn = (): boolean => tokens !== null;
 export const currentUserId = (): string | null => tokens?.userId ?? null;
+export const currentEmail = (): string | null => tokens?.email ?? null;
 
 export async function signIn(email: string, password: string): Promise<void> {
   keep(await anonymous.auth.login({ email, password }));

@@ -4,7 +4,45 @@
  * The reference is read-only: no "Try it out" (the console and the playground are where calls are
  * made), and no call to an outside validator.
  */
+import { PROBLEM_CODES_ANCHOR, PROBLEM_CODES_EXTENSION } from '../../../../shared-schema/src/docs-anchors.js';
+
 declare const SwaggerUIBundle: (options: Record<string, unknown>) => unknown;
+
+/** The parts of Swagger UI's plugin system this page uses. */
+interface RendererSystem {
+  React: { createElement(type: unknown, props: Record<string, unknown> | null, ...children: unknown[]): unknown };
+  getComponent(name: string, container?: boolean): unknown;
+  specSelectors: { specJson(): { get(key: string): unknown } };
+}
+
+/**
+ * Draws the document's problem-code table after the operations, where a reader looks up a code
+ * an operation named; the contents link to it. The table is Markdown, rendered (and sanitised)
+ * by the renderer's own Markdown component, like the rest of the document's text.
+ */
+const problemCodesAfterOperations = () => ({
+  wrapComponents: {
+    operations:
+      (Operations: unknown, system: RendererSystem) =>
+      (props: Record<string, unknown>): unknown => {
+        const { createElement } = system.React;
+        const table = system.specSelectors.specJson().get(PROBLEM_CODES_EXTENSION);
+        return createElement(
+          'div',
+          null,
+          createElement(Operations, props),
+          typeof table === 'string'
+            ? createElement(
+                'section',
+                { id: PROBLEM_CODES_ANCHOR, className: 'problem-codes', 'aria-labelledby': `${PROBLEM_CODES_ANCHOR}-title` },
+                createElement('h2', { id: `${PROBLEM_CODES_ANCHOR}-title` }, 'Problem codes'),
+                createElement(system.getComponent('Markdown', true), { source: table }),
+              )
+            : null,
+        );
+      },
+  },
+});
 
 const root = document.getElementById('reference');
 if (root?.dataset.openapi) {
@@ -18,6 +56,7 @@ if (root?.dataset.openapi) {
     defaultModelRendering: 'model',
     defaultModelExpandDepth: 6,
     defaultModelsExpandDepth: 0,
+    plugins: [problemCodesAfterOperations],
     supportedSubmitMethods: [],
     validatorUrl: null,
   });

@@ -9,7 +9,8 @@ export interface LicensingPageVoice {
 /**
  * The public licensing page of one voice, where the gate's `license_url` leads a platform. It names
  * the voice and the uses a licence can cover and says how a platform requests a licence; it shows nothing
- * about the owner, the voice's consent or existing licences.
+ * about the owner, the voice's consent or existing licences. The request is shown one field a line,
+ * and wraps rather than scrolls, so it reads whole on a phone as at a desk.
  */
 export function renderLicensingPage(voice: LicensingPageVoice): string {
   const name = escapeHtml(voice.name);
@@ -17,7 +18,7 @@ export function renderLicensingPage(voice: LicensingPageVoice): string {
   const uses = INTENDED_USES.map((use) => `<li><code>${use}</code></li>`).join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Licensing: ${name}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;line-height:1.5}code,pre{background:#f4f4f4;padding:.1rem .3rem}pre{padding:.6rem;overflow-x:auto}</style></head>
+<style>body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;line-height:1.5}code,pre{background:#f4f4f4;padding:.1rem .3rem}pre{padding:.6rem;white-space:pre-wrap;overflow-wrap:anywhere}</style></head>
 <body><h1>Licensing a protected voice</h1>
 <p>The voice <strong>${name}</strong> (<code>${voiceId}</code>) is registered with the Voice Identity Protection Service. Synthesizing it needs its owner's consent and a licence for your platform that covers the intended use.</p>
 <h2>Uses a licence can cover</h2><ul>${uses}</ul>
@@ -26,7 +27,12 @@ export function renderLicensingPage(voice: LicensingPageVoice): string {
 <ol><li>With your platform's API key, request a licence:
 <pre>POST /api/v1/voices/${voiceId}/license-requests
 X-API-Key: vip_…
-{"platform_name": "your platform's registered name", "scopes": ["audiobook"], "expires_at": "2027-06-30T00:00:00Z", "message": "what you will make"}</pre>
+{
+  "platform_name": "your platform's registered name",
+  "scopes": ["audiobook"],
+  "expires_at": "2027-06-30T00:00:00Z",
+  "message": "what you will make"
+}</pre>
 One request per voice can be pending for your platform at a time.</li>
 <li>The owner approves or declines it. An approval creates the licence (the owner may shorten its term or narrow its uses); your platform receives it as the <code>license.granted</code> webhook, with the licence token, or reads it with <code>GET /api/v1/license-requests/{request_id}</code>. A decline arrives as <code>license.request_declined</code>.</li>
 <li>Your platform's pre-synthesis check is then approved for the licensed uses until the licence expires or the owner revokes it. You may send the token as <code>license_token</code> to tie a check to that licence.</li></ol>
