@@ -1,4 +1,4 @@
-import { byId, h, replace } from '../../../../shared-schema/src/browser/dom.js';
+import { byId, h, replace } from '@vip/shared-schema/browser/dom';
 import { renderAccount, renderSignIn } from './account-view.js';
 import { renderEnroll } from './enroll-view.js';
 import { errorNotice } from './messages.js';

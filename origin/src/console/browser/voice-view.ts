@@ -1,6 +1,6 @@
 import { auditEntryWords, CONSENT_WORDS } from '@vip/shared-schema/audit-kinds';
-import { h, prettyJson, replace } from '../../../../shared-schema/src/browser/dom.js';
-import { INTENDED_USES } from '../../../../shared-schema/src/enums.js';
+import { h, prettyJson, replace } from '@vip/shared-schema/browser/dom';
+import { INTENDED_USES } from '@vip/shared-schema/enums';
 import { checkboxGroup, handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { receiptControl } from './receipt.js';

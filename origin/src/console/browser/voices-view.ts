@@ -1,5 +1,5 @@
 import { CONSENT_WORDS } from '@vip/shared-schema/audit-kinds';
-import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
+import { h, replace } from '@vip/shared-schema/browser/dom';
 import { time } from './messages.js';
 import { api } from './session.js';
 
