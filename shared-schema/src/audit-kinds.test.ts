@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { auditRecordSchema } from './audit.js';
-import { AUDIT_KIND_RULES, AUDIT_KINDS, type AuditAction, type AuditKind, auditEntryWords, buildAuditRecord, WEBHOOK_EVENTS } from './audit-kinds.js';
+import {
+  AUDIT_KIND_RULES,
+  AUDIT_KINDS,
+  type AuditAction,
+  type AuditKind,
+  auditEntryWords,
+  buildAuditRecord,
+  WEBHOOK_EVENTS,
+} from './audit-kinds.js';
 
 const base = { check_id: '00000000-0000-4000-8000-000000000001', decided_at: new Date('2026-11-26T06:00:00.000Z') };
 const entry = (record: ReturnType<typeof buildAuditRecord>) => ({
@@ -78,7 +86,12 @@ describe('the table', () => {
       caller_type: 'api_key',
     });
     expect(auditEntryWords(entry(gate))).toBe('acme asked to synthesize it for podcast: blocked (scope mismatch).');
-    const consent = buildAuditRecord('consent.changed', { ...base, voice_id: base.check_id, consent_status: 'withdrawn', caller_type: 'user' });
+    const consent = buildAuditRecord('consent.changed', {
+      ...base,
+      voice_id: base.check_id,
+      consent_status: 'withdrawn',
+      caller_type: 'user',
+    });
     expect(auditEntryWords(entry(consent))).toBe('Synthesis consent is now off: every platform is refused.');
     for (const kind of AUDIT_KINDS satisfies AuditKind[]) {
       const action = Object.keys(AUDIT_KIND_RULES[kind].actions)[0] as AuditAction;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { AUDIT_ACTIONS, AUDIT_KINDS } from './audit-kinds.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { hexDigest, isoTimestamp, uuid } from './common.js';
-import { AUDIT_ACTIONS, AUDIT_KINDS } from './audit-kinds.js';
 import { CONSENT_STATUSES, DECISIONS, INTENDED_USES, LICENSE_STATUSES } from './enums.js';
 
 /**

@@ -1,4 +1,11 @@
-import { type AuditRecord, buildAuditRecord, type IntendedUse, type LicenseRequest, type LicenseRequestStatus, ProblemError } from '@vip/shared-schema';
+import {
+  type AuditRecord,
+  buildAuditRecord,
+  type IntendedUse,
+  type LicenseRequest,
+  type LicenseRequestStatus,
+  ProblemError,
+} from '@vip/shared-schema';
 import { queueAuditRecords } from '../audit/queue.js';
 import type { Caller, Principal } from '../auth/guard.js';
 import type { Database, Executor } from '../db/client.js';
