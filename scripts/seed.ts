@@ -19,7 +19,7 @@ import type { IntendedUse } from '@vip/shared-schema';
 import { createGateClient, createOriginClient, isApproved, ProblemError } from '@vip/shared-schema/client';
 import { DEFAULT_ADMIN_EMAIL, isLoopbackUrl } from '../origin/src/config.js';
 import { ENROLL_CLIPS } from '../test/support/speech.js';
-import { planeSettings } from './start.js';
+import { planeSettings } from './plane-settings.js';
 
 export const DEMO = {
   platformName: 'Demo TTS Platform',

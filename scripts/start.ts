@@ -17,26 +17,12 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.js';
+import { type PlaneSettings, planeSettings } from './plane-settings.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
 
 type Env = Record<string, string | undefined>;
-
-export interface PlaneSettings {
-  originPort: number;
-  edgePort: number;
-  dataDir: string;
-}
-
-/** `ORIGIN_PORT`, `EDGE_PORT` and `DATA_DIR`, with `npm start`'s defaults. */
-export function planeSettings(env: Env = process.env): PlaneSettings {
-  return {
-    originPort: Number(env.ORIGIN_PORT ?? 8080),
-    edgePort: Number(env.EDGE_PORT ?? 8787),
-    dataDir: resolve(env.DATA_DIR ?? join(root, '.data')),
-  };
-}
 
 interface Secrets {
   internal_secret: string;

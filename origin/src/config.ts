@@ -29,6 +29,9 @@ export function parseEncryptionKeys(text: string): EncryptionKey[] {
 /** The admin account `npm start` creates when ADMIN_EMAIL is not set. */
 export const DEFAULT_ADMIN_EMAIL = 'admin@vip.local';
 
+/** Screenings per minute per API key (or admin), and licence requests per minute per API key, unless configured. */
+export const DEFAULT_PROTECTION_LIMITS = { screeningPerMinute: 60, licenseRequestsPerMinute: 10 } as const;
+
 /** An unset variable and an empty one mean the same: use the default. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
 
@@ -79,9 +82,11 @@ const envSchema = z
     /** Share of re-enrollments of an already enrolled speaker (by another owner) that pass without being held for review. */
     CONFLICT_REVIEW_FNIR: optional(z.coerce.number().gt(0).lt(1)),
     /** Screenings (POST /api/v1/protect/screen) each API key (or admin) may make per minute. */
-    SCREENING_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(60),
+    SCREENING_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(DEFAULT_PROTECTION_LIMITS.screeningPerMinute),
     /** Licence requests each API key may make per minute. */
-    LICENSE_REQUESTS_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(10),
+    LICENSE_REQUESTS_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(
+      DEFAULT_PROTECTION_LIMITS.licenseRequestsPerMinute,
+    ),
     /** The public licensing page screening answers point at (`license_url`); default this origin's own /licensing. */
     LICENSING_URL: optional(z.url({ protocol: /^https?$/ })),
     /** Ed25519 private JWK (with kid) that signs audit checkpoints; unset = a per-process key (warned). */

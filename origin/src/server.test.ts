@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { queueAuditRecords } from './audit/queue.js';
-import { gateRecord } from './audit/test-records.js';
+import { gateRecord } from './testing/audit-records.js';
 import { startTestOrigin } from './testing/origin.js';
 
 describe('shutdown', () => {

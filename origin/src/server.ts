@@ -10,6 +10,7 @@ import { createGuards } from './auth/guard.js';
 import type { PasswordHasher } from './auth/passwords.js';
 import { registerAuthRoutes } from './auth/routes.js';
 import { registerBiometricConsentRoutes } from './biometric-consent/routes.js';
+import { DEFAULT_PROTECTION_LIMITS } from './config.js';
 import { registerConsoleRoutes } from './console/routes.js';
 import type { DatabaseHandle } from './db/client.js';
 import { serializeError } from './db/errors.js';
@@ -68,11 +69,7 @@ export interface ServerDeps {
   jobs?: BackgroundJobSettings;
 }
 
-const DEFAULT_PROTECTION: ProtectionSettings = {
-  screeningPerMinute: 60,
-  licenseRequestsPerMinute: 10,
-  licensingUrl: 'http://localhost/licensing',
-};
+const DEFAULT_PROTECTION: ProtectionSettings = { ...DEFAULT_PROTECTION_LIMITS, licensingUrl: 'http://localhost/licensing' };
 
 export interface OriginServer extends Services {
   app: FastifyInstance;

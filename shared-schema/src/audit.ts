@@ -1,28 +1,15 @@
 import { z } from 'zod';
+import { AUDIT_ACTIONS, AUDIT_KINDS } from './audit-kinds.js';
 import { canonicalJson, sha256Hex } from './canonical.js';
 import { hexDigest, isoTimestamp, uuid } from './common.js';
-import { CONSENT_STATUSES, DECISIONS, GATE_ACTIONS, INTENDED_USES, LICENSE_STATUSES } from './enums.js';
+import { CONSENT_STATUSES, DECISIONS, INTENDED_USES, LICENSE_STATUSES } from './enums.js';
 
 /**
  * The audit chain (docs/CONTRACT.md#audit-chain). A decision is recorded where it is made (the edge for the
  * gate and redemptions, the origin for its own decisions) and appended to one chain at the origin,
- * idempotently by `check_id`.
+ * idempotently by `check_id`. Its kinds and their actions are listed in audit-kinds.ts.
  */
-export const AUDIT_KINDS = [
-  'gate.decision',
-  'authorization.redeemed',
-  'enrollment.completed',
-  'enrollment.refused',
-  'biometric_consent.granted',
-  'consent.changed',
-  'license.changed',
-  'voice.deleted',
-  'voice.review',
-  'screening',
-  'license.requested',
-  'license.request_closed',
-] as const;
-export type AuditKind = (typeof AUDIT_KINDS)[number];
+export { AUDIT_KINDS, type AuditKind } from './audit-kinds.js';
 
 /**
  * How an entry's three positions relate, said once here for the API description and the guides
@@ -54,23 +41,7 @@ export const auditRecordSchema = z.object({
   platform_name: z.string().nullable(),
   intended_use: z.enum(INTENDED_USES).nullable(),
   decision: z.enum(DECISIONS).nullable(),
-  action: z
-    .enum([
-      ...GATE_ACTIONS,
-      'redeemed',
-      'enrolled',
-      'granted',
-      'refused',
-      'changed',
-      'deleted',
-      'held',
-      'cleared',
-      'rejected',
-      'screened',
-      'requested',
-      'closed',
-    ])
-    .nullable(),
+  action: z.enum(AUDIT_ACTIONS).nullable(),
   reason: z.string().nullable(),
   license_status: z.enum(LICENSE_STATUSES).nullable(),
   consent_status: z.enum(CONSENT_STATUSES).nullable(),

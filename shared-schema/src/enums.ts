@@ -1,3 +1,5 @@
+import type { WebhookEvent } from './audit-kinds.js';
+
 /** Every value the interface names (docs/CONTRACT.md#states-and-gate-rules, docs/CONTRACT.md#answers-to-the-specifications-gaps). Written here once. */
 
 export const INTENDED_USES = ['commercial', 'audiobook', 'podcast', 'music', 'gaming'] as const;
@@ -48,27 +50,11 @@ export const LICENSE_REQUEST_STATUSES = ['pending', 'approved', 'declined', 'clo
 export type LicenseRequestStatus = (typeof LICENSE_REQUEST_STATUSES)[number];
 
 /**
- * Webhook events (docs/CONTRACT.md#events, docs/CONTRACT.md#closing-the-loop-receipts-pages). Variant B adds `voice.detected` to comparisons;
- * screening emits it in both variants; `pre_synthesis.blocked` is registrable in both.
+ * Webhook events (docs/CONTRACT.md#events, docs/CONTRACT.md#closing-the-loop-receipts-pages), listed beside the audit kinds
+ * they are sent with. Variant B adds `voice.detected` to comparisons; screening emits it in both
+ * variants; `pre_synthesis.blocked` is registrable in both.
  */
-export const WEBHOOK_EVENTS = [
-  'enrollment.complete',
-  'enrollment.ready',
-  'enrollment.failed',
-  'license.renewed',
-  'license.expired',
-  'license.revoked',
-  'voice.deleted',
-  'voice.review_pending',
-  'voice.review_cleared',
-  'voice.review_rejected',
-  'pre_synthesis.blocked',
-  'voice.detected',
-  'license.requested',
-  'license.granted',
-  'license.request_declined',
-] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+export { WEBHOOK_EVENTS, type WebhookEvent } from './audit-kinds.js';
 
 /** The event of a test delivery (`POST /api/v1/webhooks/{id}/test`): sent on request, never subscribed to. */
 export const WEBHOOK_TEST_EVENT = 'webhook.test';

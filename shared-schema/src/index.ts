@@ -1,4 +1,5 @@
 export * from './audit.js';
+export * from './audit-kinds.js';
 export * from './canonical.js';
 export * from './common.js';
 export * from './contract.js';

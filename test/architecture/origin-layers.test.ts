@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repositoryRoot } from '../bench/support/repository.js';
-import { localImportsOf, sourceFiles } from './imports.js';
+import { localImportsOf, sourceFiles, specifiersOf } from './imports.js';
 
 /**
  * The origin's layers (docs/ARCHITECTURE.md, "The origin's folders"), bottom up: the configuration
@@ -102,5 +102,20 @@ describe("the origin's layers", () => {
     expect(crossings('config.ts', "import { parseJsonOrUndefined } from './parse-json.js';")).toEqual([]);
     expect(crossings('webhooks/secret-encryption.ts', "import type { EncryptionKey } from '../config.js';")).toEqual([]);
     expect(crossings('server.ts', "import { buildServices } from './services.js';")).toEqual([]);
+  });
+
+  it('keeps test support in testing/: no other module outside a test imports a test library', () => {
+    const TEST_LIBRARIES = ['vitest', 'fast-check'];
+    const supportOutsideTesting = (file: string, source: string) =>
+      file.endsWith('.test.ts') || matches(file, ['testing/', 'voiceprint/test-support/'])
+        ? []
+        : specifiersOf(source)
+            .filter((name) => TEST_LIBRARIES.includes(name))
+            .map((name) => `${file} → ${name}`);
+    expect(sourceFiles(sourceRoot).flatMap((file) => supportOutsideTesting(file, readFileSync(join(sourceRoot, file), 'utf8')))).toEqual(
+      [],
+    );
+    expect(supportOutsideTesting('audit/test-records.ts', "import fc from 'fast-check';")).toEqual(['audit/test-records.ts → fast-check']);
+    expect(supportOutsideTesting('testing/audit-records.ts', "import fc from 'fast-check';")).toEqual([]);
   });
 });

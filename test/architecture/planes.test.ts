@@ -49,4 +49,18 @@ describe('the planes', () => {
     expect(crossings('origin/src/server.ts', "import { limits } from '@vip/shared-schema';")).toEqual([]);
     expect(crossings('origin/src/server.ts', "import { x } from '@vip/origin-tools';")).toEqual([]);
   });
+
+  it("reach the contract through its package's exports, never by a path into shared-schema/src", () => {
+    const files = ['origin/src', 'edge-gate/src', 'edge-gate/test'].flatMap((dir) =>
+      sourceFiles(repositoryRoot, join(repositoryRoot, dir)),
+    );
+    const intoTheContract = (file: string, source: string) =>
+      localImportsOf(repositoryRoot, file, source)
+        .filter((target) => target.startsWith('shared-schema/'))
+        .map((target) => `${file} → ${target}`);
+    expect(files.flatMap((file) => intoTheContract(file, readFileSync(join(repositoryRoot, file), 'utf8')))).toEqual([]);
+    expect(
+      intoTheContract('origin/src/console/browser/main.ts', "import { h } from '../../../../shared-schema/src/browser/dom.js';"),
+    ).toEqual(['origin/src/console/browser/main.ts → shared-schema/src/browser/dom.ts']);
+  });
 });

@@ -1,4 +1,4 @@
-import { type AuditRecord, type PreSynthesisCheckRequest, ProblemError } from '@vip/shared-schema';
+import { type AuditRecord, buildAuditRecord, type PreSynthesisCheckRequest, ProblemError } from '@vip/shared-schema';
 import type { Caller } from '../auth/caller.js';
 import type { EdgeConfig } from '../config.js';
 import { readVoiceFromKv } from '../edge-index/voices.js';
@@ -88,17 +88,17 @@ export async function decideCheck(
     license_token_hash: check.licenseTokenHash,
   };
   const [indexed, audited] = await Promise.all([readVoiceFromKv(env.EDGE_INDEX, request.voice_id), auditedCaller(config, check.caller)]);
-  const auditRecord = (decision: GateVerdict): AuditRecord => ({
-    check_id: checkId,
-    kind: 'gate.decision',
-    decided_at: new Date(nowMs).toISOString(),
-    voice_id: request.voice_id,
-    platform_name: request.platform_name,
-    intended_use: request.intended_use,
-    ...auditFields(decision),
-    ...audited,
-    token_jti: decision.outcome === 'approved' ? decision.jti : null,
-  });
+  const auditRecord = (decision: GateVerdict): AuditRecord =>
+    buildAuditRecord('gate.decision', {
+      check_id: checkId,
+      decided_at: new Date(nowMs),
+      voice_id: request.voice_id,
+      platform_name: request.platform_name,
+      intended_use: request.intended_use,
+      ...auditFields(decision),
+      ...audited,
+      token_jti: decision.outcome === 'approved' ? decision.jti : null,
+    });
 
   const fastPath = evaluate(indexed?.record ?? null, query, nowMs);
   if (fastPath.outcome !== 'approved') {

@@ -1,4 +1,4 @@
-import type { Decision as AuditDecision, GateVariant, PreSynthesisCheckResult } from '@vip/shared-schema';
+import type { GateVariant, PreSynthesisCheckResult } from '@vip/shared-schema';
 import type { EdgeConfig } from '../config.js';
 import type { GateVerdict } from './outcomes.js';
 
@@ -89,9 +89,8 @@ export function shapeResult(
   };
 }
 
-/** The audit's words for a decision (docs/CONTRACT.md#gate-results, docs/CONTRACT.md#states-and-gate-rules): decision, action, reason and statuses. */
+/** The audit's words for a decision (docs/CONTRACT.md#gate-results, docs/CONTRACT.md#states-and-gate-rules): action, reason and statuses (the action gives the decision, shared-schema/src/audit-kinds.ts). */
 export function auditFields(decision: GateVerdict): {
-  decision: AuditDecision;
   action: 'authorized' | 'authorization_denied' | 'no_registry_record';
   reason: string | null;
   license_status: 'licensed' | 'unlicensed' | 'not_applicable';
@@ -99,7 +98,6 @@ export function auditFields(decision: GateVerdict): {
 } {
   if (decision.outcome === 'unknown') {
     return {
-      decision: 'unresolved',
       action: 'no_registry_record',
       reason: null,
       license_status: 'not_applicable',
@@ -108,7 +106,7 @@ export function auditFields(decision: GateVerdict): {
   }
   if (decision.outcome === 'blocked') {
     const { reason, license_status, consent_status } = decision;
-    return { decision: 'deny', action: 'authorization_denied', reason, license_status, consent_status };
+    return { action: 'authorization_denied', reason, license_status, consent_status };
   }
-  return { decision: 'allow', action: 'authorized', reason: null, license_status: 'licensed', consent_status: 'active' };
+  return { action: 'authorized', reason: null, license_status: 'licensed', consent_status: 'active' };
 }

@@ -1,4 +1,4 @@
-import { type AuditRecord, ProblemError, type RedeemResult } from '@vip/shared-schema';
+import { buildAuditRecord, ProblemError, type RedeemResult } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { countRequest } from '../admission/gate-check.js';
 import { gateAuthentication } from '../auth/authenticate.js';
@@ -41,21 +41,19 @@ export function mountRedeem(mounts: MountRecord) {
     if (outcome === 'unknown') throw REFUSALS.unknown();
 
     const redemptionCheckId = runtime.newId();
-    const record: AuditRecord = {
+    const record = buildAuditRecord('authorization.redeemed', {
       check_id: redemptionCheckId,
-      kind: 'authorization.redeemed',
-      decided_at: new Date(nowMs).toISOString(),
+      decided_at: new Date(nowMs),
       voice_id: claims.voice_id,
       platform_name: claims.platform,
       intended_use: claims.intended_use,
-      decision: outcome === 'redeemed' ? 'allow' : 'deny',
       action: outcome === 'redeemed' ? 'redeemed' : 'refused',
       reason: outcome === 'redeemed' ? null : outcome === 'already_used' ? 'token_already_used' : 'token_revoked',
       license_status: outcome === 'redeemed' ? 'licensed' : null,
       consent_status: outcome === 'redeemed' ? 'active' : null,
       ...(await auditedCaller(config, caller)),
       token_jti: claims.jti,
-    };
+    });
     await recordDecision(c.env, record);
     if (outcome !== 'redeemed') throw REFUSALS[outcome]();
     return c.json({

@@ -1,9 +1,9 @@
 import { GENESIS_HASH } from '@vip/shared-schema';
 import { afterAll, describe, expect, it } from 'vitest';
+import { gateRecord } from '../testing/audit-records.js';
 import { ChainHashThread } from './chain-hash-thread.js';
 import { checkPage, type RawChainPage, RECORD_SEPARATOR } from './chain-page.js';
 import { chainEntry } from './entries.js';
-import { gateRecord } from './test-records.js';
 
 /** A page of `count` chained entries from seq 1, its lines in reverse order as a database may return them. */
 function pageOf(count: number): RawChainPage {

@@ -9,10 +9,10 @@ import {
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries, voices } from '../db/schema.js';
+import { gateRecord, restoreChain } from '../testing/audit-records.js';
 import { bearer, loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { verifyCheckpointSignature } from './checkpoints.js';
 import { queueAuditRecords } from './queue.js';
-import { gateRecord, restoreChain } from './test-records.js';
 
 let origin: TestOrigin;
 let adminToken: string;

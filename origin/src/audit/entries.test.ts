@@ -1,8 +1,8 @@
 import { auditEntryHash, auditRecordSchema, canonicalJson } from '@vip/shared-schema';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { gateRecord } from '../testing/audit-records.js';
 import { chainEntry, storedToEntry } from './entries.js';
-import { gateRecord } from './test-records.js';
 
 const anyText = fc.option(fc.string({ unit: 'binary', maxLength: 40 }), { nil: null });
 

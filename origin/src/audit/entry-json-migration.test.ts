@@ -8,10 +8,10 @@ import { generateSigningJwk } from '../auth/access-tokens.js';
 import type { DatabaseHandle } from '../db/client.js';
 import { MIGRATIONS_FOLDER } from '../db/migrations-folder.js';
 import { systemRuntime } from '../runtime.js';
+import { adversarialTexts, gateRecord } from '../testing/audit-records.js';
 import { openTestDatabase } from '../testing/database.js';
 import { createCheckpointSigner } from './checkpoints.js';
 import { AuditService } from './service.js';
-import { adversarialTexts, gateRecord } from './test-records.js';
 
 /** The last migration before the chain stored its entries as JSON. */
 const BEFORE = '0006_audit_pending_received_index';

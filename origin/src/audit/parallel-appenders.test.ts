@@ -3,13 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSigningJwk } from '../auth/access-tokens.js';
 import { type DatabaseHandle, openPostgres } from '../db/client.js';
 import { systemRuntime } from '../runtime.js';
+import { gateRecord } from '../testing/audit-records.js';
 import { openTestDatabase } from '../testing/database.js';
 import { appendPendingBatch } from './appender.js';
 import { createCheckpointSigner } from './checkpoints.js';
 import { appendLeaves, leafHash } from './merkle.js';
 import { queueAuditRecords } from './queue.js';
 import { AuditService } from './service.js';
-import { gateRecord } from './test-records.js';
 import * as tlogStore from './tlog-store.js';
 
 const APPENDERS = 4;

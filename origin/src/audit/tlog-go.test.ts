@@ -5,11 +5,11 @@ import { canonicalJson } from '@vip/shared-schema';
 import { asc, eq, gt } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries, auditTlogState, auditTlogTiles } from '../db/schema.js';
+import { gateRecord, restoreChain } from '../testing/audit-records.js';
 import { buildGoVerifier, type GoVerifier, goMissing } from '../testing/go-verifier.js';
 import { loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { EMPTY_TREE_ROOT } from './merkle.js';
 import { queueAuditRecords } from './queue.js';
-import { gateRecord, restoreChain } from './test-records.js';
 
 /**
  * The transparency log checked by golang.org/x/mod/sumdb (note and tlog), through the Go program

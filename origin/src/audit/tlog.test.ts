@@ -13,10 +13,10 @@ import { auditReceiptSchema } from '@vip/shared-schema/routes/origin-tlog';
 import { eq, type SQL, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditTlogState, auditTlogTiles, voices } from '../db/schema.js';
+import { gateRecord } from '../testing/audit-records.js';
 import { bearer, loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { leafHash } from './merkle.js';
 import { queueAuditRecords } from './queue.js';
-import { gateRecord } from './test-records.js';
 import * as tlogStore from './tlog-store.js';
 
 let origin: TestOrigin;

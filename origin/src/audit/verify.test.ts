@@ -5,13 +5,13 @@ import { generateSigningJwk } from '../auth/access-tokens.js';
 import type { DatabaseHandle } from '../db/client.js';
 import { auditEntries } from '../db/schema.js';
 import { systemRuntime } from '../runtime.js';
+import { adversarialTexts, gateRecord } from '../testing/audit-records.js';
 import { openTestDatabase } from '../testing/database.js';
 import { linesOfPage } from './chain-page.js';
 import { createCheckpointSigner } from './checkpoints.js';
 import { chainEntry, type StoredEntry } from './entries.js';
 import { AuditService } from './service.js';
 import * as store from './store.js';
-import { adversarialTexts, gateRecord } from './test-records.js';
 
 let handle: DatabaseHandle;
 let audit: AuditService;

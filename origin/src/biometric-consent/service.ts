@@ -1,5 +1,5 @@
 import type { grantConsentRequestSchema } from '@vip/shared-schema';
-import { type AuditRecord, BIOMETRIC_CONSENT_STATEMENT, ProblemError } from '@vip/shared-schema';
+import { type AuditRecord, BIOMETRIC_CONSENT_STATEMENT, buildAuditRecord, ProblemError } from '@vip/shared-schema';
 import { grantConsentRoute } from '@vip/shared-schema/routes/origin-voices';
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/queue.js';
@@ -44,23 +44,14 @@ export class BiometricConsentService {
 }
 
 function consentAuditRecord(consent: store.ConsentRow, principal: Principal): AuditRecord {
-  return {
+  // No voice yet: the consent is spent by the enrollment that uses it.
+  return buildAuditRecord('biometric_consent.granted', {
     check_id: consent.id,
-    kind: 'biometric_consent.granted',
-    decided_at: consent.grantedAt.toISOString(),
-    // No voice yet: the consent is spent by the enrollment that uses it.
-    voice_id: null,
-    platform_name: null,
-    intended_use: null,
-    decision: null,
-    action: 'granted',
+    decided_at: consent.grantedAt,
     reason: `statement_version ${consent.statementVersion}`,
-    license_status: null,
-    consent_status: null,
     caller_type: 'user',
     caller_id: principal.userId,
-    token_jti: null,
-  };
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import {
   type AuditRecord,
+  buildAuditRecord,
   type IntendedUse,
   type LicenseRequest,
   type LicenseRequestStatus,
@@ -209,23 +210,16 @@ function requestAuditRecord(
   actor: RequestActor,
   now: Date,
 ): AuditRecord {
-  const requested = actor.type === 'api_key';
-  return {
+  return buildAuditRecord(actor.type === 'api_key' ? 'license.requested' : 'license.request_closed', {
     check_id: checkId,
-    kind: requested ? 'license.requested' : 'license.request_closed',
-    decided_at: now.toISOString(),
+    decided_at: now,
     voice_id: voice.id,
     platform_name: request.platformName,
-    intended_use: null,
-    decision: null,
-    action: requested ? 'requested' : 'closed',
     reason,
-    license_status: null,
     consent_status: voice.consentStatus,
     caller_type: actor.type,
     caller_id: actor.type === 'api_key' ? actor.keyId : actor.type === 'user' ? actor.userId : null,
-    token_jti: null,
-  };
+  });
 }
 
 function toLicenseRequest(row: store.LicenseRequestRow): LicenseRequest {

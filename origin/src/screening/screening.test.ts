@@ -34,7 +34,7 @@ afterAll(async () => {
   await engine?.close();
 });
 
-const screen = (headers: Record<string, string>, files: Record<string, Uint8Array>, fields: Record<string, string>) =>
+const screen = (headers: Record<string, string>, files: Record<string, Uint8Array | Uint8Array[]>, fields: Record<string, string>) =>
   origin.app.inject({ method: 'POST', url: '/api/v1/protect/screen', headers, payload: audioForm(files, fields) });
 
 const asKey = (apiKey: string) => ({ 'x-api-key': apiKey });

@@ -1,5 +1,6 @@
 import {
   type AuditRecord,
+  buildAuditRecord,
   ProblemError,
   platformNameMismatch,
   platformName as platformNameSchema,
@@ -156,21 +157,13 @@ export class ScreeningService {
     now: Date,
   ): AuditRecord {
     const listed = matches.map((match) => `${match.voice.voiceId}:${match.confidence.toFixed(4)}:${match.voice.similarity.toFixed(4)}`);
-    return {
+    return buildAuditRecord('screening', {
       check_id: checkId,
-      kind: 'screening',
-      decided_at: now.toISOString(),
-      voice_id: null,
+      decided_at: now,
       platform_name: platformName,
-      intended_use: null,
-      decision: null,
-      action: 'screened',
       reason: `sample=${sampleHash};matches=${listed.join(',')}`,
-      license_status: null,
-      consent_status: null,
       caller_type: caller.kind === 'platform' ? 'api_key' : 'user',
       caller_id: caller.kind === 'platform' ? caller.keyId : caller.userId,
-      token_jti: null,
-    };
+    });
   }
 }

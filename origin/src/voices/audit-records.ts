@@ -1,13 +1,7 @@
-import type { AuditRecord } from '@vip/shared-schema';
+import { type AuditRecord, buildAuditRecord } from '@vip/shared-schema';
 import type { Principal } from '../auth/guard.js';
 
 type VoiceAuditKind = 'enrollment.completed' | 'enrollment.refused' | 'voice.deleted';
-
-const OUTCOMES: Record<VoiceAuditKind, Pick<AuditRecord, 'decision' | 'action'>> = {
-  'enrollment.completed': { decision: 'allow', action: 'enrolled' },
-  'enrollment.refused': { decision: 'deny', action: 'refused' },
-  'voice.deleted': { decision: null, action: 'deleted' },
-};
 
 /**
  * The audit record of an owner's act on a voice: an enrollment (on the new voice; `reason`
@@ -22,20 +16,13 @@ export function voiceAuditRecord(
   checkId: string,
   reason: string | null = null,
 ): AuditRecord {
-  return {
+  return buildAuditRecord(kind, {
     check_id: checkId,
-    kind,
-    decided_at: now.toISOString(),
+    decided_at: now,
     voice_id: voiceId,
-    platform_name: null,
-    intended_use: null,
-    ...OUTCOMES[kind],
     reason,
-    license_status: null,
-    consent_status: null,
     // An owner also reads the entries they caused (audit/store.ts): a refused enrollment's entry sits
     // on the other owner's voice, so it is the service's, or the refused caller would learn that voice's id.
-    ...(kind === 'enrollment.refused' ? { caller_type: 'system', caller_id: null } : { caller_type: 'user', caller_id: principal.userId }),
-    token_jti: null,
-  };
+    ...(kind === 'enrollment.refused' ? { caller_type: 'system' } : { caller_type: 'user', caller_id: principal.userId }),
+  });
 }

@@ -1,6 +1,5 @@
 import {
-  type AuditRecord,
-  type Decision,
+  buildAuditRecord,
   type listVoiceReviewsQuerySchema,
   ProblemError,
   type ReviewDecision,
@@ -34,7 +33,6 @@ const EVENT_OF: Record<ReviewStage, WebhookEvent> = {
   cleared: 'voice.review_cleared',
   rejected: 'voice.review_rejected',
 };
-const DECISION_OF: Record<ReviewStage, Decision> = { held: 'unresolved', cleared: 'allow', rejected: 'deny' };
 
 /** One side of a review: the held voice, or the other owner's voice it resembles. */
 interface Party {
@@ -138,22 +136,15 @@ async function tellBothOwners(
   for (const { party, role } of sides) {
     await recordEvent(tx, { type: EVENT_OF[stage], voiceId: party.voiceId, ownerId: party.ownerId, fields: { role } }, now);
   }
-  const records = sides.map(
-    ({ party, caller }): AuditRecord => ({
+  const records = sides.map(({ party, caller }) =>
+    buildAuditRecord('voice.review', {
       check_id: runtime.newId(),
-      kind: 'voice.review',
-      decided_at: now.toISOString(),
+      decided_at: now,
       voice_id: party.voiceId,
-      platform_name: null,
-      intended_use: null,
-      decision: DECISION_OF[stage],
       action: stage,
       reason: 'identity_review',
-      license_status: null,
-      consent_status: null,
       caller_type: caller === null ? 'system' : 'user',
       caller_id: caller,
-      token_jti: null,
     }),
   );
   await queueAuditRecords(tx, records, now);

@@ -1,4 +1,4 @@
-import { byId, h, prettyJson, replace } from '../../../../shared-schema/src/browser/dom.js';
+import { byId, h, prettyJson, replace } from '@vip/shared-schema/browser/dom';
 
 /** The playground's script: renders the demo's outcomes, runs live calls, copies snippets. */
 

@@ -1,5 +1,5 @@
-import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
-import { limits } from '../../../../shared-schema/src/limits.js';
+import { h, replace } from '@vip/shared-schema/browser/dom';
+import { limits } from '@vip/shared-schema/limits';
 import { handleSubmit } from './fields.js';
 import { successNotice } from './messages.js';
 import { changePassword, currentEmail, currentUserId, signIn, signOut, signUp } from './session.js';

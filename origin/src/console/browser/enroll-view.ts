@@ -1,6 +1,6 @@
-import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
-import { limits } from '../../../../shared-schema/src/limits.js';
-import { BIOMETRIC_CONSENT_STATEMENT } from '../../../../shared-schema/src/pages.js';
+import { h, replace } from '@vip/shared-schema/browser/dom';
+import { limits } from '@vip/shared-schema/limits';
+import { BIOMETRIC_CONSENT_STATEMENT } from '@vip/shared-schema/pages';
 import { handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { qualityTable, recordingsPanel, seconds } from './recordings.js';

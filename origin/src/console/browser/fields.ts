@@ -1,4 +1,4 @@
-import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
+import { h, replace } from '@vip/shared-schema/browser/dom';
 import { errorNotice } from './messages.js';
 
 /** A fieldset of checkboxes, one per value, each labelled by its value; read back with `FormData.getAll(name)`. */

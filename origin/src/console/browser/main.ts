@@ -1,6 +1,6 @@
 // First: schemas built by the imports below must see it (no-eval.ts).
-import '../../../../shared-schema/src/browser/no-eval.js';
-import { byId, h, replace } from '../../../../shared-schema/src/browser/dom.js';
+import '@vip/shared-schema/browser/no-eval';
+import { byId, h, replace } from '@vip/shared-schema/browser/dom';
 import { renderAccount, renderSignIn } from './account-view.js';
 import { renderEnroll } from './enroll-view.js';
 import { errorNotice } from './messages.js';

@@ -1,5 +1,5 @@
-import { h } from '../../../../shared-schema/src/browser/dom.js';
-import { ContractError, ProblemError } from '../../../../shared-schema/src/client/index.js';
+import { h } from '@vip/shared-schema/browser/dom';
+import { ContractError, ProblemError } from '@vip/shared-schema/client';
 import { SessionEnded } from './session.js';
 
 /** Problems an owner meets, in plain words; anything else shows the service's own detail. */

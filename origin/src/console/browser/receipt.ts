@@ -1,6 +1,6 @@
-import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
-import { type AuditReceipt, ProblemError, verifyReceipt } from '../../../../shared-schema/src/client/index.js';
-import { tlogVerifierKeyRoute } from '../../../../shared-schema/src/routes/origin-tlog.js';
+import { h, replace } from '@vip/shared-schema/browser/dom';
+import { type AuditReceipt, ProblemError, verifyReceipt } from '@vip/shared-schema/client';
+import { tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin-tlog';
 import { errorNotice } from './messages.js';
 import { api } from './session.js';
 

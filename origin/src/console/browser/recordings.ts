@@ -1,6 +1,6 @@
-import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
-import { limits } from '../../../../shared-schema/src/limits.js';
-import { qualityWarnings } from '../../../../shared-schema/src/voices.js';
+import { h, replace } from '@vip/shared-schema/browser/dom';
+import { limits } from '@vip/shared-schema/limits';
+import { qualityWarnings } from '@vip/shared-schema/voices';
 import { Recorder, type Take } from './recorder.js';
 import type { api } from './session.js';
 

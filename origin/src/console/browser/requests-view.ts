@@ -1,4 +1,4 @@
-import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
+import { h, replace } from '@vip/shared-schema/browser/dom';
 import { handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { api } from './session.js';

@@ -1,4 +1,4 @@
-import { createOriginClient, ProblemError } from '../../../../shared-schema/src/client/index.js';
+import { createOriginClient, ProblemError } from '@vip/shared-schema/client';
 
 /**
  * Where the console keeps its credentials, and why (docs/CONSOLE.md):

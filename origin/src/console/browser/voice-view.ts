@@ -1,16 +1,15 @@
-import type { AuditKind } from '../../../../shared-schema/src/audit.js';
-import { h, prettyJson, replace } from '../../../../shared-schema/src/browser/dom.js';
-import { INTENDED_USES } from '../../../../shared-schema/src/enums.js';
+import { auditEntryWords, CONSENT_WORDS } from '@vip/shared-schema/audit-kinds';
+import { h, prettyJson, replace } from '@vip/shared-schema/browser/dom';
+import { INTENDED_USES } from '@vip/shared-schema/enums';
 import { checkboxGroup, handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { receiptControl } from './receipt.js';
 import { qualityTable, recordingsPanel, seconds } from './recordings.js';
 import { api } from './session.js';
-import { allVoices, CONSENT_WORDS, type Voice } from './voices-view.js';
+import { allVoices, type Voice } from './voices-view.js';
 
 type Go = (hash: string) => void;
 type Licence = Awaited<ReturnType<typeof api.licenses.list>>['licenses'][number];
-type AuditEntry = Awaited<ReturnType<typeof api.audit.list>>['entries'][number];
 
 /** A voice's status in plain words; `pending_review` is the hold docs/ARCHITECTURE.md#voiceprints describes. */
 export const STATUS_WORDS: Record<string, string> = {
@@ -22,45 +21,6 @@ export const STATUS_WORDS: Record<string, string> = {
 /** A date input's value (yyyy-mm-dd) as the end of that day, UTC. */
 const endOfDay = (date: string) => new Date(`${date}T23:59:59.000Z`).toISOString();
 const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
-
-/** A reason's code in words: `scope_mismatch` reads "scope mismatch". */
-const spaced = (code: string | null) => (code ?? '').replaceAll('_', ' ');
-/** What a reason of the form `<what happened>:<ids>` says happened, in words. */
-const happened = (reason: string | null) => spaced(reason).split(':')[0]!;
-
-/**
- * Each kind of audit entry in plain words, keyed by every kind the chain can hold so that a new kind
- * fails the typecheck until it is worded here. `who` is the platform, "you" or the service.
- */
-const ENTRY_WORDS = {
-  'gate.decision': (entry, who, use) =>
-    `${who} asked to synthesize it${use}: ${entry.decision === 'allow' ? 'approved' : entry.decision === 'deny' ? 'blocked' : 'unresolved'}${entry.reason ? ` (${spaced(entry.reason)})` : ''}.`,
-  'authorization.redeemed': (_entry, who, use) => `${who} redeemed its authorization token${use}.`,
-  // A first enrollment and a re-recording write the same entry: both store a new voiceprint.
-  'enrollment.completed': (entry) =>
-    `A new voiceprint was enrolled for this voice${entry.reason === 'pending_review' ? '; it is held for review, as it sounds very close to a voice of another owner' : ''}.`,
-  'enrollment.refused': () => 'Another owner tried to enroll a voice that sounds like this one: refused (identity conflict).',
-  'biometric_consent.granted': (entry) => `You consented to a voiceprint of your voice (${spaced(entry.reason)}).`,
-  'consent.changed': (entry) => `Synthesis consent is now ${CONSENT_WORDS[entry.consent_status ?? 'unknown'] ?? entry.consent_status}.`,
-  // The reason is `license_<created|renewed|revoked|expired>:<license_id>`.
-  'license.changed': (entry, who) => `A licence for ${who} was ${happened(entry.reason).replace(/^license /, '') || 'changed'}.`,
-  'voice.deleted': () => 'The voice was deleted.',
-  // Both voices of an identity review get the entry; the held one is the newer voiceprint.
-  'voice.review': (entry) =>
-    entry.action === 'held'
-      ? 'Held for an identity review: this voice and a voice of another owner sound very close, so an administrator checks them.'
-      : `An administrator ended the identity review: the held voice was ${entry.action === 'cleared' ? 'cleared and is protected' : 'rejected and erased'}.`,
-  screening: (_entry, who) => `${who} screened a recording against the enrolled voices.`,
-  'license.requested': (_entry, who) => `${who} asked you for a licence.`,
-  // The reason starts with how the request ended (approved, declined, consent_withdrawn, voice_deleted), then its ids.
-  'license.request_closed': (entry, who) => `The licence request of ${who} was closed: ${happened(entry.reason)}.`,
-} satisfies Record<AuditKind, (entry: AuditEntry, who: string, use: string) => string>;
-
-function describeEntry(entry: AuditEntry): string {
-  const who = entry.platform_name ?? (entry.caller_type === 'user' ? 'you' : entry.caller_type);
-  const use = entry.intended_use ? ` for ${entry.intended_use}` : '';
-  return ENTRY_WORDS[entry.kind](entry, who, use);
-}
 
 async function timeline(voiceId: string): Promise<HTMLElement> {
   const list = h('ol', { class: 'timeline', id: 'timeline' });
@@ -74,7 +34,7 @@ async function timeline(voiceId: string): Promise<HTMLElement> {
           { 'data-kind': entry.kind, 'data-decision': entry.decision ?? '' },
           time(entry.recorded_at),
           ' ',
-          describeEntry(entry),
+          auditEntryWords(entry),
           h('span', { class: 'hint' }, ` Check ${entry.check_id}, entry ${entry.seq}.`),
           receiptControl(entry.check_id, entry.seq),
         ),

@@ -1,12 +1,7 @@
-import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
+import { CONSENT_WORDS } from '@vip/shared-schema/audit-kinds';
+import { h, replace } from '@vip/shared-schema/browser/dom';
 import { time } from './messages.js';
 import { api } from './session.js';
-
-export const CONSENT_WORDS: Record<string, string> = {
-  active: 'on: platforms with a licence may synthesize it',
-  withdrawn: 'off: every platform is refused',
-  unknown: 'not given yet: every platform is refused',
-};
 
 export type Voice = Awaited<ReturnType<typeof api.voices.list>>['voices'][number];
 

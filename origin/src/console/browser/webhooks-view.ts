@@ -1,5 +1,5 @@
-import { h, replace } from '../../../../shared-schema/src/browser/dom.js';
-import { WEBHOOK_EVENTS } from '../../../../shared-schema/src/enums.js';
+import { h, replace } from '@vip/shared-schema/browser/dom';
+import { WEBHOOK_EVENTS } from '@vip/shared-schema/enums';
 import { checkboxGroup, handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { api } from './session.js';

@@ -4,7 +4,7 @@
  * The reference is read-only: no "Try it out" (the console and the playground are where calls are
  * made), and no call to an outside validator.
  */
-import { PROBLEM_CODES_ANCHOR, PROBLEM_CODES_EXTENSION } from '../../../../shared-schema/src/docs-anchors.js';
+import { PROBLEM_CODES_ANCHOR, PROBLEM_CODES_EXTENSION } from '@vip/shared-schema/docs-anchors';
 
 declare const SwaggerUIBundle: (options: Record<string, unknown>) => unknown;
 

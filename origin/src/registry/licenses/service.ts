@@ -95,7 +95,6 @@ export class LicenseService {
     return { licence, licenseToken };
   }
 
-  /** The voice a public licensing page is about (the gate's `license_url`); an unknown voice is a 404 problem, like any other lookup. */
   /** Before licensing: a licence can only name a registered platform, exactly as the gate will be asked. */
   async checkPlatformName(name: string) {
     if (!(await store.platformExists(this.deps.db, name))) {
@@ -104,6 +103,7 @@ export class LicenseService {
     return { platform_name: name };
   }
 
+  /** The voice a public licensing page is about (the gate's `license_url`); an unknown voice is a 404 problem, like any other lookup. */
   async licensingPageVoice(voiceId: string): Promise<{ voiceId: string; name: string }> {
     const voice = await findVoice(this.deps.db, voiceId);
     if (!voice) throw new ProblemError('not_found', 'No voice is registered under this id.');

@@ -1,4 +1,4 @@
-import type { AuditRecord, ConsentStatus } from '@vip/shared-schema';
+import { type AuditRecord, buildAuditRecord, type ConsentStatus } from '@vip/shared-schema';
 
 /** Who made a registry change: an account, or the service itself (the expiry job). */
 export type RegistryActor = { type: 'user'; userId: string } | { type: 'system' };
@@ -19,20 +19,14 @@ export interface RegistryChange {
 
 /** An origin-side registry change as an audit chain record (no gate fields: it is not a gate decision). */
 export function registryAuditRecord(change: RegistryChange): AuditRecord {
-  return {
+  return buildAuditRecord(change.kind, {
     check_id: change.checkId,
-    kind: change.kind,
-    decided_at: change.decidedAt.toISOString(),
+    decided_at: change.decidedAt,
     voice_id: change.voiceId,
     platform_name: change.platformName,
-    intended_use: null,
-    decision: null,
-    action: 'changed',
     reason: change.reason,
-    license_status: null,
     consent_status: change.consentStatus,
     caller_type: change.actor.type,
     caller_id: change.actor.type === 'user' ? change.actor.userId : null,
-    token_jti: null,
-  };
+  });
 }

@@ -1,29 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import type { AuditRecord } from '@vip/shared-schema';
+import { type AuditRecord, buildAuditRecord } from '@vip/shared-schema';
 import fc from 'fast-check';
+import type { StoredEntry } from '../audit/entries.js';
 import type { Executor } from '../db/client.js';
 import { auditEntries } from '../db/schema.js';
-import type { StoredEntry } from './entries.js';
 
 /** A gate decision as the edge records it; tests override what they look at. */
 export function gateRecord(overrides: Partial<AuditRecord> = {}): AuditRecord {
-  return {
+  const denial = buildAuditRecord('gate.decision', {
     check_id: randomUUID(),
-    kind: 'gate.decision',
-    decided_at: new Date().toISOString(),
+    decided_at: new Date(),
     voice_id: randomUUID(),
     platform_name: 'Test Platform',
     intended_use: 'audiobook',
-    decision: 'deny',
     action: 'authorization_denied',
     reason: 'no_license',
     license_status: 'unlicensed',
     consent_status: 'active',
     caller_type: 'api_key',
     caller_id: randomUUID(),
-    token_jti: null,
-    ...overrides,
-  };
+  });
+  return { ...denial, ...overrides };
 }
 
 /** Any text Postgres can hold (no NUL): quotes, backslashes, control characters, astral and separator code points. */

@@ -1,0 +1,213 @@
+import type { AuditEntry, AuditRecord } from './audit.js';
+import type { ConsentStatus, Decision } from './enums.js';
+
+/**
+ * Every kind of audit record, said once (docs/ARCHITECTURE.md#how-to-add-an-audit-kind): the actions
+ * its records carry and the decision each records, who reads it besides administrators, the webhook
+ * events sent beside it, and its words in the owner console's timeline. A new kind is one entry here
+ * plus its emitter, which builds its records with `buildAuditRecord`.
+ *
+ * This module holds no zod, so the browser bundles can take the words without the schemas.
+ */
+
+/**
+ * Who may read a record, besides an administrator (origin/src/audit/store.ts `visibleTo`): the owner
+ * of the voice it names, the platform it names, and the account that caused it (a `user` caller).
+ * A record may name a voice, a platform or a user caller only when that reader may see it.
+ */
+export type AuditReaderRole = 'owner' | 'platform' | 'caller';
+
+/** The fields an entry's words read (not AuditEntry, whose type is built from this table). */
+interface WordedEntry {
+  decision: Decision | null;
+  action: string | null;
+  reason: string | null;
+  consent_status: ConsentStatus | null;
+}
+/** `who`: the platform, "you" or the service; `use`: " for <intended use>" or "". */
+type Words = (entry: WordedEntry, who: string, use: string) => string;
+
+interface AuditKindRule {
+  /** Each action the kind's records carry, with the decision it records (null: not a decision about synthesis). */
+  readonly actions: Readonly<Record<string, Decision | null>>;
+  readonly readers: readonly AuditReaderRole[];
+  /** The webhook events sent beside records of this kind (which one depends on the change). */
+  readonly events: readonly string[];
+  readonly words: Words;
+}
+
+/** What synthesis consent is, in the console's words. */
+export const CONSENT_WORDS: Record<string, string> = {
+  active: 'on: platforms with a licence may synthesize it',
+  withdrawn: 'off: every platform is refused',
+  unknown: 'not given yet: every platform is refused',
+};
+
+/** A reason's code in words: `scope_mismatch` reads "scope mismatch". */
+const spaced = (code: string | null) => (code ?? '').replaceAll('_', ' ');
+/** What a reason of the form `<what happened>:<ids>` says happened, in words. */
+const happened = (reason: string | null) => spaced(reason).split(':')[0]!;
+
+export const AUDIT_KIND_RULES = {
+  'gate.decision': {
+    actions: { authorized: 'allow', authorization_denied: 'deny', no_registry_record: 'unresolved' },
+    readers: ['owner', 'platform', 'caller'],
+    // Every hard block, for the voice owner's subscriptions (sent by the origin's audit collector).
+    events: ['pre_synthesis.blocked'],
+    words: (entry, who, use) =>
+      `${who} asked to synthesize it${use}: ${entry.decision === 'allow' ? 'approved' : entry.decision === 'deny' ? 'blocked' : 'unresolved'}${entry.reason ? ` (${spaced(entry.reason)})` : ''}.`,
+  },
+  'authorization.redeemed': {
+    actions: { redeemed: 'allow', refused: 'deny' },
+    readers: ['owner', 'platform', 'caller'],
+    events: [],
+    words: (_entry, who, use) => `${who} redeemed its authorization token${use}.`,
+  },
+  // A first enrollment and a re-recording write the same entry: both store a new voiceprint.
+  'enrollment.completed': {
+    actions: { enrolled: 'allow' },
+    readers: ['owner', 'caller'],
+    events: ['enrollment.complete'],
+    words: (entry) =>
+      `A new voiceprint was enrolled for this voice${entry.reason === 'pending_review' ? '; it is held for review, as it sounds very close to a voice of another owner' : ''}.`,
+  },
+  // On the matched voice, as the service's: the refused caller must not learn that voice's id.
+  'enrollment.refused': {
+    actions: { refused: 'deny' },
+    readers: ['owner'],
+    // Sent to the refused caller, who is told as for any failed enrollment.
+    events: ['enrollment.failed'],
+    words: () => 'Another owner tried to enroll a voice that sounds like this one: refused (identity conflict).',
+  },
+  // No voice yet: the consent is spent by the enrollment that uses it.
+  'biometric_consent.granted': {
+    actions: { granted: null },
+    readers: ['caller'],
+    events: [],
+    words: (entry) => `You consented to a voiceprint of your voice (${spaced(entry.reason)}).`,
+  },
+  'consent.changed': {
+    actions: { changed: null },
+    readers: ['owner', 'caller'],
+    events: [],
+    words: (entry) => `Synthesis consent is now ${CONSENT_WORDS[entry.consent_status ?? 'unknown'] ?? entry.consent_status}.`,
+  },
+  // The reason is `license_<created|renewed|revoked|expired>:<license_id>`; creation has no event.
+  'license.changed': {
+    actions: { changed: null },
+    readers: ['owner', 'platform', 'caller'],
+    events: ['license.renewed', 'license.expired', 'license.revoked'],
+    words: (entry, who) => `A licence for ${who} was ${happened(entry.reason).replace(/^license /, '') || 'changed'}.`,
+  },
+  'voice.deleted': {
+    actions: { deleted: null },
+    readers: ['owner', 'caller'],
+    events: ['voice.deleted'],
+    words: () => 'The voice was deleted.',
+  },
+  // Both voices of an identity review get the entry; the held one is the newer voiceprint.
+  'voice.review': {
+    actions: { held: 'unresolved', cleared: 'allow', rejected: 'deny' },
+    readers: ['owner', 'caller'],
+    events: ['voice.review_pending', 'voice.review_cleared', 'voice.review_rejected'],
+    words: (entry) =>
+      entry.action === 'held'
+        ? 'Held for an identity review: this voice and a voice of another owner sound very close, so an administrator checks them.'
+        : `An administrator ended the identity review: the held voice was ${entry.action === 'cleared' ? 'cleared and is protected' : 'rejected and erased'}.`,
+  },
+  // Under the screening platform and no voice: an owner never sees another voice's match.
+  screening: {
+    actions: { screened: null },
+    readers: ['platform', 'caller'],
+    events: ['voice.detected'],
+    words: (_entry, who) => `${who} screened a recording against the enrolled voices.`,
+  },
+  'license.requested': {
+    actions: { requested: null },
+    readers: ['owner', 'platform', 'caller'],
+    events: ['license.requested'],
+    words: (_entry, who) => `${who} asked you for a licence.`,
+  },
+  // The reason starts with how the request ended (approved, declined, consent_withdrawn, voice_deleted), then its ids.
+  'license.request_closed': {
+    actions: { closed: null },
+    readers: ['owner', 'platform', 'caller'],
+    events: ['license.granted', 'license.request_declined'],
+    words: (entry, who) => `The licence request of ${who} was closed: ${happened(entry.reason)}.`,
+  },
+} as const satisfies Record<string, AuditKindRule>;
+
+type Rules = typeof AUDIT_KIND_RULES;
+export type AuditKind = keyof Rules;
+export const AUDIT_KINDS = Object.keys(AUDIT_KIND_RULES) as [AuditKind, ...AuditKind[]];
+
+export type AuditAction<K extends AuditKind = AuditKind> = K extends AuditKind ? keyof Rules[K]['actions'] & string : never;
+/** Every action any kind carries, each once. */
+export const AUDIT_ACTIONS = [...new Set(Object.values(AUDIT_KIND_RULES).flatMap((rule) => Object.keys(rule.actions)))] as [
+  AuditAction,
+  ...AuditAction[],
+];
+
+/**
+ * Webhook events no audit record stands behind: `enrollment.ready` is registrable but never sent
+ * (docs/CONTRACT.md#events); `enrollment.failed` is also sent for enrollments refused for their
+ * audio, which decide nothing about a voice.
+ */
+const EVENTS_WITHOUT_AUDIT_KIND = ['enrollment.ready', 'enrollment.failed'] as const;
+
+/** Webhook events (docs/CONTRACT.md#events): those of the audit kinds, then those with none. */
+export const WEBHOOK_EVENTS = [
+  ...new Set([...Object.values(AUDIT_KIND_RULES).flatMap((rule) => rule.events), ...EVENTS_WITHOUT_AUDIT_KIND]),
+] as [WebhookEvent, ...WebhookEvent[]];
+export type WebhookEvent = Rules[AuditKind]['events'][number] | (typeof EVENTS_WITHOUT_AUDIT_KIND)[number];
+
+/** True when T is a union of two or more members. */
+type IsUnion<T, U = T> = T extends unknown ? ([U] extends [T] ? false : true) : never;
+
+type Optional = 'voice_id' | 'platform_name' | 'intended_use' | 'reason' | 'license_status' | 'consent_status' | 'caller_id' | 'token_jti';
+
+/**
+ * What an emitter says about one record: the fields it sets (the rest are null), and the action,
+ * which a kind of one action need not name. The decision follows from the action.
+ */
+export type AuditRecordFields<K extends AuditKind> = K extends AuditKind
+  ? { check_id: string; decided_at: Date; caller_type: AuditRecord['caller_type'] } & Partial<Pick<AuditRecord, Optional>> &
+      (true extends IsUnion<AuditAction<K>> ? { action: AuditAction<K> } : { action?: AuditAction<K> })
+  : never;
+
+/** Builds a record of `kind`; a field its readers may not see (a voice for a kind no owner reads) throws. */
+export function buildAuditRecord<K extends AuditKind>(kind: K, fields: AuditRecordFields<K>): AuditRecord {
+  const rule: AuditKindRule = AUDIT_KIND_RULES[kind];
+  const actions = Object.keys(rule.actions);
+  const action = fields.action ?? (actions.length === 1 ? actions[0] : undefined);
+  if (action === undefined || !(action in rule.actions)) throw new Error(`${kind} has no action ${String(action)}`);
+  const record: AuditRecord = {
+    check_id: fields.check_id,
+    kind,
+    decided_at: fields.decided_at.toISOString(),
+    voice_id: fields.voice_id ?? null,
+    platform_name: fields.platform_name ?? null,
+    intended_use: fields.intended_use ?? null,
+    decision: rule.actions[action] ?? null,
+    action: action as AuditAction,
+    reason: fields.reason ?? null,
+    license_status: fields.license_status ?? null,
+    consent_status: fields.consent_status ?? null,
+    caller_type: fields.caller_type,
+    caller_id: fields.caller_id ?? null,
+    token_jti: fields.token_jti ?? null,
+  };
+  const unreadable =
+    (record.voice_id !== null && !rule.readers.includes('owner')) ||
+    (record.platform_name !== null && !rule.readers.includes('platform')) ||
+    (record.caller_type === 'user' && !rule.readers.includes('caller'));
+  if (unreadable) throw new Error(`a ${kind} record names a reader its kind does not allow (${rule.readers.join(', ')})`);
+  return record;
+}
+
+/** An entry of the chain in the console's words. */
+export function auditEntryWords(entry: AuditEntry): string {
+  const who = entry.platform_name ?? (entry.caller_type === 'user' ? 'you' : entry.caller_type);
+  const use = entry.intended_use ? ` for ${entry.intended_use}` : '';
+  return AUDIT_KIND_RULES[entry.kind].words(entry, who, use);
+}
