@@ -22,10 +22,11 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable): 
     }
   });
 
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler(async (error, request, reply) => {
     const problem = asProblem(error);
     if (isDatabaseUnavailable(error)) request.log.warn({ err: error }, 'database unavailable');
     else if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+    await readRestOfBody(request, reply);
     sendProblem(request, reply, problem);
   });
 
@@ -50,6 +51,38 @@ export function answerRouterError(error: FastifyError, request: FastifyRequest, 
   setRequestIdHeader(request, reply);
   sendProblem(request, reply, asProblem(error));
   logRequest(request, reply);
+}
+
+/**
+ * A handler that streams its body (a multipart upload) may refuse it part-way, with the rest still
+ * unread and the stream no longer flowing: the next request on a keep-alive connection would then
+ * wait behind it, or meet a reset. The rest is read and dropped first, up to one audio file's size;
+ * past that the answer says `connection: close` rather than read on.
+ */
+async function readRestOfBody(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const body = request.raw;
+  if (body.complete || body.destroyed || body.readableEnded) return;
+  let unread = limits.audioMaxBytes;
+  const drained = await new Promise<boolean>((resolve) => {
+    const stop = (completed: boolean) => {
+      body.off('data', count).off('end', ended).off('close', closed);
+      resolve(completed);
+    };
+    const count = (chunk: Buffer) => {
+      unread -= chunk.length;
+      if (unread < 0) {
+        body.pause();
+        stop(false);
+      }
+    };
+    const ended = () => stop(true);
+    const closed = () => stop(body.complete);
+    // The parser it was piped to has stopped taking it: unpiped, it flows into the counter alone.
+    body.unpipe();
+    body.on('data', count).once('end', ended).once('close', closed);
+    body.resume();
+  });
+  if (!drained) reply.header('connection', 'close');
 }
 
 /** Node's parser errors (llhttp's codes, and Node's own for a request not received in time). */
