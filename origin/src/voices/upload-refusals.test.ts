@@ -64,8 +64,25 @@ describe('an upload refused early keeps the connection usable', () => {
     // Two megabytes of audio: most of it is still unread when an early field is refused.
     const audio = silentWav(60);
     const refusals: Array<[Array<[string, string | Uint8Array]>, number, string]> = [
-      [[['colour', 'blue'], ['name', 'Extra'], ['consent_id', consentId], ['audio', audio]], 422, 'validation_failed'],
-      [[['name', 'Not mine'], ['consent_id', crypto.randomUUID()], ['audio', audio]], 403, 'consent_required'],
+      [
+        [
+          ['colour', 'blue'],
+          ['name', 'Extra'],
+          ['consent_id', consentId],
+          ['audio', audio],
+        ],
+        422,
+        'validation_failed',
+      ],
+      [
+        [
+          ['name', 'Not mine'],
+          ['consent_id', crypto.randomUUID()],
+          ['audio', audio],
+        ],
+        403,
+        'consent_required',
+      ],
     ];
     for (let round = 0; round < 4; round++) {
       for (const [parts, status, code] of refusals) {
