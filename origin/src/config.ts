@@ -80,6 +80,8 @@ const envSchema = z
     CONFLICT_REVIEW_FNIR: optional(z.coerce.number().gt(0).lt(1)),
     /** Screenings (POST /api/v1/protect/screen) each API key (or admin) may make per minute. */
     SCREENING_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(60),
+    /** Comparisons (POST /api/v1/detection/compare) each API key (or user) may make per minute. */
+    COMPARE_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(60),
     /** Licence requests each API key may make per minute. */
     LICENSE_REQUESTS_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(10),
     /** The public licensing page screening answers point at (`license_url`); default this origin's own /licensing. */
@@ -140,7 +142,7 @@ export interface OriginConfig {
   webhooks: { allowLoopback: boolean; retryScheduleSeconds: number[]; timeoutMs: number };
   licenseExpiryIntervalMs: number;
   /** Per-credential limits of the protection loop's routes, calls per minute. */
-  protection: { screeningPerMinute: number; licenseRequestsPerMinute: number; licensingUrl: string };
+  protection: { screeningPerMinute: number; comparePerMinute: number; licenseRequestsPerMinute: number; licensingUrl: string };
   voiceprint: {
     modelsDir: string;
     model: string | undefined;
@@ -206,6 +208,7 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
     licenseExpiryIntervalMs: e.LICENSE_EXPIRY_INTERVAL_SECONDS * 1000,
     protection: {
       screeningPerMinute: e.SCREENING_PER_MINUTE,
+      comparePerMinute: e.COMPARE_PER_MINUTE,
       licenseRequestsPerMinute: e.LICENSE_REQUESTS_PER_MINUTE,
       licensingUrl:
         e.LICENSING_URL ?? `http://${e.ORIGIN_HOST.includes(':') ? `[${e.ORIGIN_HOST}]` : e.ORIGIN_HOST}:${e.ORIGIN_PORT}/licensing`,

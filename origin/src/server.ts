@@ -70,6 +70,7 @@ export interface ServerDeps {
 
 const DEFAULT_PROTECTION: ProtectionSettings = {
   screeningPerMinute: 60,
+  comparePerMinute: 60,
   licenseRequestsPerMinute: 10,
   licensingUrl: 'http://localhost/licensing',
 };
