@@ -5,6 +5,7 @@ import type { AppEnv } from './http/context.js';
 import { notFound, onError } from './http/errors.js';
 import { MountRecord } from './http/mount-record.js';
 import { requestLog } from './http/request-log.js';
+import { transportLimits } from './http/transport-limits.js';
 import { mountAuditPull } from './routes/audit-pull.js';
 import { mountDemo } from './routes/demo.js';
 import { mountDocs } from './routes/docs.js';
@@ -26,6 +27,7 @@ const withConfig = createMiddleware<AppEnv>(async (c, next) => {
 export function createApp(runtime: Runtime): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(requestLog(runtime));
+  app.use(transportLimits);
   app.use(withConfig);
   const mounts = new MountRecord(app);
   mountPreSynthesisCheck(mounts);

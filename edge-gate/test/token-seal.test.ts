@@ -13,9 +13,11 @@ import {
   licence,
   licensedVoice,
   newPlatformKey,
+  nextVersion,
   type PlatformKey,
   publishVoice,
   REDEEM_PATH,
+  sync,
   voiceRecord,
 } from './support.js';
 
@@ -80,18 +82,69 @@ describe("a token's seal", () => {
     expect((await redeem(key, genuine)).status).toBe(200);
   });
 
-  it('binds a token to the licence its licence token named: revoking that one refuses it, another licence does not save it', async () => {
+  it('binds a token to the licence its licence token named, or else to the one the decision used', async () => {
     const key = await newPlatformKey();
-    const named = await licence(key.platformName, ['podcast']);
-    const other = await licence(key.platformName, ['podcast']);
-    const record = voiceRecord({ licenses: [named, other] });
+    const first = await licence(key.platformName, ['podcast']);
+    const second = await licence(key.platformName, ['podcast']);
+    const record = voiceRecord({ licenses: [first, second] });
     await publishVoice(record);
-    const bound = await approve(key, record.voice_id, { license_token: named.token });
-    const unbound = await approve(key, record.voice_id);
+    const viaSecond = await approve(key, record.voice_id, { license_token: second.token });
+    const unnamed = await approve(key, record.voice_id);
 
-    await publishVoice({ ...record, licenses: [{ ...named, status: 'revoked' }, other] });
-    await expectProblem(await redeem(key, bound), 410, 'token_revoked');
-    expect((await redeem(key, unbound)).status).toBe(200);
+    await publishVoice({ ...record, licenses: [{ ...first, status: 'revoked' }, second] });
+    await expectProblem(await redeem(key, unnamed), 410, 'token_revoked');
+    expect((await redeem(key, viaSecond)).status).toBe(200);
+  });
+
+  it('refuses a token whose licence was revoked even when a new licence of the same scope replaced it', async () => {
+    const key = await newPlatformKey();
+    const revoked = await licence(key.platformName, ['podcast']);
+    const record = voiceRecord({ licenses: [revoked] });
+    await publishVoice(record);
+    const unnamed = await approve(key, record.voice_id);
+    const named = await approve(key, record.voice_id, { license_token: revoked.token });
+
+    await publishVoice({ ...record, licenses: [] });
+    await expectProblem(await redeem(key, unnamed), 410, 'token_revoked');
+    const replacement = await licence(key.platformName, ['podcast']);
+    await publishVoice({ ...record, licenses: [replacement] });
+    await expectProblem(await redeem(key, unnamed), 410, 'token_revoked');
+    await expectProblem(await redeem(key, named), 410, 'token_revoked');
+    expect((await redeem(key, await approve(key, record.voice_id))).status).toBe(200);
+  });
+
+  it('refuses, for good, a token issued before a withdrawal: granting consent again does not revive it', async () => {
+    const key = await newPlatformKey();
+    const { record } = await licensedVoice(key.platformName, ['podcast']);
+    const before = await approve(key, record.voice_id);
+
+    await publishVoice({ ...record, consent_status: 'withdrawn' });
+    await expectProblem(await redeem(key, before), 410, 'token_revoked');
+    await publishVoice(record);
+    await expectProblem(await redeem(key, before), 410, 'token_revoked');
+    expect((await redeem(key, await approve(key, record.voice_id))).status).toBe(200);
+  });
+
+  it('refuses a token issued before a withdrawal that reaches the edge after the later re-grant', async () => {
+    const key = await newPlatformKey();
+    const { record } = await licensedVoice(key.platformName, ['podcast']);
+    const before = await approve(key, record.voice_id);
+    const withdrawal = nextVersion();
+
+    expect(await publishVoice(record)).toEqual({ applied: 1, stale: 0 });
+    expect(await publishVoice({ ...record, consent_status: 'withdrawn' }, withdrawal)).toEqual({ applied: 0, stale: 1 });
+    await expectProblem(await redeem(key, before), 410, 'token_revoked');
+  });
+
+  it('refuses a token issued before the voice was erased, after a voice with the same id is enrolled again', async () => {
+    const key = await newPlatformKey();
+    const { record } = await licensedVoice(key.platformName, ['podcast']);
+    const before = await approve(key, record.voice_id);
+
+    await sync([{ kind: 'voice', voice_id: record.voice_id, version: nextVersion(), record: null }]);
+    await publishVoice(record);
+    await expectProblem(await redeem(key, before), 410, 'token_revoked');
+    expect((await redeem(key, await approve(key, record.voice_id))).status).toBe(200);
   });
 
   it('writes nothing at the desk for an approval once its key and serial block exist, and one entry per redemption', async () => {

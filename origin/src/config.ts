@@ -29,8 +29,8 @@ export function parseEncryptionKeys(text: string): EncryptionKey[] {
 /** The admin account `npm start` creates when ADMIN_EMAIL is not set. */
 export const DEFAULT_ADMIN_EMAIL = 'admin@vip.local';
 
-/** Screenings per minute per API key (or admin), and licence requests per minute per API key, unless configured. */
-export const DEFAULT_PROTECTION_LIMITS = { screeningPerMinute: 60, licenseRequestsPerMinute: 10 } as const;
+/** Screenings and comparisons per minute per API key (or user), and licence requests per minute per API key, unless configured. */
+export const DEFAULT_PROTECTION_LIMITS = { screeningPerMinute: 60, comparePerMinute: 60, licenseRequestsPerMinute: 10 } as const;
 
 /** An unset variable and an empty one mean the same: use the default. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
@@ -83,6 +83,8 @@ const envSchema = z
     CONFLICT_REVIEW_FNIR: optional(z.coerce.number().gt(0).lt(1)),
     /** Screenings (POST /api/v1/protect/screen) each API key (or admin) may make per minute. */
     SCREENING_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(DEFAULT_PROTECTION_LIMITS.screeningPerMinute),
+    /** Comparisons (POST /api/v1/detection/compare) each API key (or user) may make per minute. */
+    COMPARE_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(DEFAULT_PROTECTION_LIMITS.comparePerMinute),
     /** Licence requests each API key may make per minute. */
     LICENSE_REQUESTS_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(
       DEFAULT_PROTECTION_LIMITS.licenseRequestsPerMinute,
@@ -145,7 +147,7 @@ export interface OriginConfig {
   webhooks: { allowLoopback: boolean; retryScheduleSeconds: number[]; timeoutMs: number };
   licenseExpiryIntervalMs: number;
   /** Per-credential limits of the protection loop's routes, calls per minute. */
-  protection: { screeningPerMinute: number; licenseRequestsPerMinute: number; licensingUrl: string };
+  protection: { screeningPerMinute: number; comparePerMinute: number; licenseRequestsPerMinute: number; licensingUrl: string };
   voiceprint: {
     modelsDir: string;
     model: string | undefined;
@@ -211,6 +213,7 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
     licenseExpiryIntervalMs: e.LICENSE_EXPIRY_INTERVAL_SECONDS * 1000,
     protection: {
       screeningPerMinute: e.SCREENING_PER_MINUTE,
+      comparePerMinute: e.COMPARE_PER_MINUTE,
       licenseRequestsPerMinute: e.LICENSE_REQUESTS_PER_MINUTE,
       licensingUrl:
         e.LICENSING_URL ?? `http://${e.ORIGIN_HOST.includes(':') ? `[${e.ORIGIN_HOST}]` : e.ORIGIN_HOST}:${e.ORIGIN_PORT}/licensing`,

@@ -19,7 +19,7 @@ import type { OutboxSignal } from './edge-sync/signal.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { LOG_REDACTIONS, logEachRequest } from './http/access-log.js';
 import { registerDocsRoutes } from './http/docs.js';
-import { answerRouterError, installErrorHandling } from './http/error-handler.js';
+import { answerRouterError, clientErrorAnswer, installErrorHandling } from './http/error-handler.js';
 import { echoRequestId, requestIdGenerator } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
 import { type ContractRegistry, PATH_PARAMETER_MAX_LENGTH, type RouteKit } from './http/routes.js';
@@ -95,6 +95,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     bodyLimit: limits.jsonBodyMaxBytes,
     routerOptions: { maxParamLength: PATH_PARAMETER_MAX_LENGTH },
     frameworkErrors: answerRouterError,
+    clientErrorHandler: clientErrorAnswer(deps.runtime.newId),
     trustProxy: deps.trustProxy ?? false,
     // Without these a client that trickles its body holds a connection (and its buffers) forever.
     requestTimeout: requestTimeoutMs,

@@ -24,6 +24,7 @@ import { WebhookService, type WebhookSettings } from './webhooks/service.js';
 
 export interface ProtectionSettings {
   screeningPerMinute: number;
+  comparePerMinute: number;
   licenseRequestsPerMinute: number;
   licensingUrl: string;
 }
@@ -87,7 +88,14 @@ export function buildServices(deps: ServiceDeps): Services {
     }),
     voices: new VoiceService({ db, runtime, outbox, engine }),
     voiceReviews: new VoiceReviewService({ db, runtime, outbox }),
-    detection: new DetectionService({ db, runtime, engine, reportDetections: deps.webhooks.gateVariant === 'B' }),
+    detection: new DetectionService({
+      db,
+      runtime,
+      engine,
+      limiter,
+      comparePerMinute: protection.comparePerMinute,
+      reportDetections: deps.webhooks.gateVariant === 'B',
+    }),
     screening: new ScreeningService({ db, runtime, limiter, engine, ...protection }),
     audit: new AuditService({ db, clock: runtime.clock, checkpoints: deps.checkpoints }),
     tlog: new TransparencyLog({ db, clock: runtime.clock, checkpoints: deps.checkpoints, origin: deps.tlogOrigin ?? DEFAULT_TLOG_ORIGIN }),

@@ -6,6 +6,13 @@ export const limits = {
   demoPerIpPerHour: 100,
   /** Unauthenticated gate requests per client IP per hour (Variant B). */
   publicGatePerIpPerHour: 100,
+  /**
+   * Longest request target (path and query), in bytes: longer is 414 uri_too_long. The request line
+   * and headers together may take 16 KiB (Node's default, which the origin keeps); past that both
+   * planes answer 431 headers_too_large.
+   */
+  urlMaxBytes: 8 * 1024,
+  headersMaxBytes: 16 * 1024,
   /** Largest JSON request body, in bytes. */
   jsonBodyMaxBytes: 64 * 1024,
   /** Largest body of an origin <-> edge internal call (a sync batch of up to 500 voice records). */

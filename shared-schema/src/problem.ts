@@ -5,6 +5,11 @@ import { z } from 'zod';
  * the HTTP status and the title so that a code means the same thing everywhere.
  */
 export const PROBLEM_CODES = {
+  /** The HTTP layer's refusals, before any route (docs/CONTRACT.md#transport-errors). */
+  malformed_request: { status: 400, title: 'Malformed HTTP request' },
+  request_timeout: { status: 408, title: 'Request not received in time' },
+  uri_too_long: { status: 414, title: 'URI too long' },
+  headers_too_large: { status: 431, title: 'Request header fields too large' },
   authentication_required: { status: 401, title: 'Authentication required' },
   invalid_credentials: { status: 401, title: 'Invalid credentials' },
   invalid_token: { status: 401, title: 'Invalid or expired token' },

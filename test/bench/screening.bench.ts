@@ -78,7 +78,12 @@ const bench: Bench = {
     const embedMs: number[] = [];
     const origin = await startTestOrigin({
       voiceprint: timedEngine(engine, embedMs),
-      protection: { screeningPerMinute: 100_000, licenseRequestsPerMinute: 10, licensingUrl: 'http://127.0.0.1/licensing' },
+      protection: {
+        screeningPerMinute: 100_000,
+        comparePerMinute: 100_000,
+        licenseRequestsPerMinute: 10,
+        licensingUrl: 'http://127.0.0.1/licensing',
+      },
     });
     try {
       const db = origin.database.db;

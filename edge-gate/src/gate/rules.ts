@@ -1,4 +1,4 @@
-import type { BlockReason, ConsentStatus, IntendedUse, LicenseStatus, VoiceIndexRecord } from '@vip/shared-schema';
+import type { BlockReason, ConsentStatus, IntendedUse, LicenseStatus, VoiceIndexRecord, VoiceLicenseIndex } from '@vip/shared-schema';
 
 /** What a gate call asks (docs/CONTRACT.md#gate-request), with the licence token already hashed. */
 export interface GateQuery {
@@ -19,13 +19,7 @@ export type Evaluation =
  */
 export function evaluate(record: VoiceIndexRecord | null, query: GateQuery, nowMs: number): Evaluation {
   if (!record) return { outcome: 'unknown' };
-  const live = record.licenses.filter(
-    (licence) =>
-      licence.status === 'active' &&
-      Date.parse(licence.expires_at) > nowMs &&
-      licence.platform_name === query.platform_name &&
-      (query.license_token_hash === null || licence.token_hash === query.license_token_hash),
-  );
+  const live = liveLicences(record, query, nowMs);
   const covering = live.some((licence) => licence.scopes.includes(query.intended_use));
   const license_status: LicenseStatus = covering ? 'licensed' : 'unlicensed';
   const consent_status = record.consent_status;
@@ -33,4 +27,23 @@ export function evaluate(record: VoiceIndexRecord | null, query: GateQuery, nowM
   if (live.length === 0) return { outcome: 'blocked', reason: 'no_license', consent_status, license_status };
   if (!covering) return { outcome: 'blocked', reason: 'scope_mismatch', consent_status, license_status };
   return { outcome: 'approved', consent_status, license_status: 'licensed' };
+}
+
+/**
+ * The licence an approval of `query` rests on: the first live licence covering the use (the one the
+ * licence token names, when given). A token is bound to it, so revoking it voids the token whatever
+ * other licence the platform holds (docs/DECISIONS.md#approvals-a-seal-instead-of-a-row).
+ */
+export function approvingLicence(record: VoiceIndexRecord, query: GateQuery, nowMs: number): VoiceLicenseIndex | undefined {
+  return liveLicences(record, query, nowMs).find((licence) => licence.scopes.includes(query.intended_use));
+}
+
+function liveLicences(record: VoiceIndexRecord, query: GateQuery, nowMs: number): VoiceLicenseIndex[] {
+  return record.licenses.filter(
+    (licence) =>
+      licence.status === 'active' &&
+      Date.parse(licence.expires_at) > nowMs &&
+      licence.platform_name === query.platform_name &&
+      (query.license_token_hash === null || licence.token_hash === query.license_token_hash),
+  );
 }

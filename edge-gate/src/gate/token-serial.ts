@@ -8,8 +8,8 @@ import { type AuthorizationTokenClaims, canonicalJson, timingSafeEqual, toHex } 
  * with the Worker's key but not sealed by the desk (a leaked signing key) matches no seal.
  */
 
-/** What a seal covers: the token's grant, who may redeem it, and the licence token it was bound to. */
-export type SealedGrant = Omit<AuthorizationTokenClaims, 'iss' | 'jti'> & { license_token_hash: string | null };
+/** What a seal covers: the token's grant, who may redeem it, and the licence it was approved under. */
+export type SealedGrant = Omit<AuthorizationTokenClaims, 'iss' | 'jti'> & { license_id: string };
 
 /** Serial numbers take the UUID's first 5 bytes: 2^40 tokens per desk. */
 const SERIAL_BYTES = 5;

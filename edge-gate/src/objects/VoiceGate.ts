@@ -5,7 +5,7 @@ import { mirrorVoiceToKv, type StoredVoice } from '../edge-index/voices.js';
 import type { Env } from '../env.js';
 import { signAuthorizationToken } from '../gate/authorization-token.js';
 import type { DecideInput, GateVerdict, Redemption } from '../gate/outcomes.js';
-import { evaluate } from '../gate/rules.js';
+import { approvingLicence, evaluate } from '../gate/rules.js';
 import { importSealKey, isSealOf, MAX_SERIAL, newSealKey, type SealedGrant, seal, serialOf } from '../gate/token-serial.js';
 import { holdAtDesk, recordFromHome } from './voice-gate-client.js';
 
@@ -19,8 +19,19 @@ const SERIALS_RESERVED_KEY = 'serials_reserved';
 /** In a desk: one entry per block of serials with a redeemed token, its bits set for those redeemed. */
 const REDEEMED_PREFIX = 'redeemed:';
 const SERIALS_PER_BLOCK = 4096;
+/** In a desk: the latest withdrawal or erasure it has heard of, and the serials it voided. */
+const VOIDED_KEY = 'voided';
 /** A redeemed token's bit is kept this long past the token's `exp`, then purged by the alarm. */
 const REDEEMED_RETENTION_MS = 10 * 60_000;
+
+/**
+ * Every token with a serial below `below_serial` was issued before the withdrawal or erasure published
+ * as `version` (or an earlier one), so it is void for good, whatever consent is granted later.
+ */
+interface Voided {
+  version: number;
+  below_serial: number;
+}
 
 interface RedeemedBlock {
   bits: Uint8Array;
@@ -53,10 +64,15 @@ export class VoiceGate extends DurableObject<Env> {
   async applyIndexUpdate(voiceId: string, version: number, record: VoiceIndexRecord | null): Promise<'applied' | 'stale'> {
     return this.ctx.blockConcurrencyWhile(async () => {
       const current = await this.storedVoice();
-      if (current && current.version > version) return 'stale';
+      const desks = (await this.ctx.storage.get<string[]>(DESKS_KEY)) ?? [];
+      if (current && current.version > version) {
+        // A withdrawal delivered after a later update (its first delivery failed) still voids the
+        // tokens issued before it: the desks hear of it, though neither they nor KV keep its record.
+        if (withdraws(record)) await Promise.all(desks.map((platform) => holdAtDesk(this.env, voiceId, platform, { version, record })));
+        return 'stale';
+      }
       const stored: StoredVoice = current?.version === version ? current : { version, record };
       if (stored !== current) await this.keepVoice(stored);
-      const desks = (await this.ctx.storage.get<string[]>(DESKS_KEY)) ?? [];
       await Promise.all(desks.map((platform) => holdAtDesk(this.env, voiceId, platform, stored)));
       await mirrorVoiceToKv(this.env.EDGE_INDEX, voiceId, stored);
       return stored === current ? 'stale' : 'applied';
@@ -75,10 +91,12 @@ export class VoiceGate extends DurableObject<Env> {
   }
 
   /**
-   * Desk: keeps the voice's record unless a newer or equal version is held. Erasure voids the desk's
-   * tokens: its seal key and redeemed bits go, so no earlier token matches a seal again.
+   * Desk: keeps the voice's record unless a newer or equal version is held. A withdrawal or erasure,
+   * even one older than the record held, voids every token issued so far (see `Voided`); erasure
+   * also drops the seal key and redeemed bits, so no earlier token matches a seal again.
    */
   async holdRecord(stored: StoredVoice): Promise<void> {
+    if (withdraws(stored.record)) await this.voidIssuedTokens(stored.version);
     const current = await this.storedVoice();
     if (current && current.version >= stored.version) return;
     await this.keepVoice(stored);
@@ -86,6 +104,30 @@ export class VoiceGate extends DurableObject<Env> {
     this.sealKeyLoad = undefined;
     this.redeemedBlocks.clear();
     await this.deleteKeys([SEAL_KEY, ...(await this.ctx.storage.list({ prefix: REDEEMED_PREFIX })).keys()]);
+  }
+
+  /**
+   * Voids the tokens issued up to now, unless this withdrawal or a later one already did: a replayed
+   * withdrawal must not void the tokens of a consent granted after it. Serials only grow, so every
+   * token issued after this point is above the bound.
+   */
+  private async voidIssuedTokens(version: number): Promise<void> {
+    const voided = await this.voided();
+    if (voided.version >= version) return;
+    const next: Voided = { version, below_serial: await this.serialsHandedOut() };
+    this.voidedNow = next;
+    await this.ctx.storage.put(VOIDED_KEY, next);
+  }
+
+  /** What this desk has voided, as last read or written here; loaded on first use. */
+  private voidedNow: Voided | undefined;
+
+  private async voided(): Promise<Voided> {
+    if (!this.voidedNow) {
+      const stored = (await this.ctx.storage.get<Voided>(VOIDED_KEY)) ?? { version: 0, below_serial: 0 };
+      this.voidedNow ??= stored;
+    }
+    return this.voidedNow;
   }
 
   /** Desk: the record held here, asked of the home on the desk's first question. */
@@ -105,6 +147,8 @@ export class VoiceGate extends DurableObject<Env> {
     const record = await this.heldRecord(input.voice_id, input.platform_name);
     const evaluation = evaluate(record, input, input.now_ms);
     if (evaluation.outcome !== 'approved') return evaluation;
+    // An approval always rests on a live licence; the token is bound to it (see `licenceSealed`).
+    const licence = approvingLicence(record!, input, input.now_ms)!;
 
     const config = configFor(this.env);
     const iat = Math.floor(input.now_ms / 1000);
@@ -117,11 +161,11 @@ export class VoiceGate extends DurableObject<Env> {
       azp: input.holder,
       iat,
       exp,
-      license_token_hash: input.license_token_hash,
+      license_id: licence.license_id,
     };
     const [key, serial] = await Promise.all([this.sealKey(), this.nextSerial()]);
     const jti = await seal(key, serial, grant);
-    const { license_token_hash: _bound, ...claims } = grant;
+    const { license_id: _bound, ...claims } = grant;
     const token = await signAuthorizationToken(config, { ...claims, jti });
     // An update that landed during the waits above wins: the answer is judged on the record held now.
     const judgedNow = evaluate(this.voice?.record ?? null, input, input.now_ms);
@@ -132,25 +176,30 @@ export class VoiceGate extends DurableObject<Env> {
   /**
    * Single use: after the last wait (the seal check and the block's read), checking the token's bit
    * and setting it run with no I/O between them, and concurrent redemptions share one copy of the
-   * block, so exactly one of them finds the bit clear. A token whose consent or licence has since
-   * been withdrawn is refused as `revoked`; one this desk never sealed, or sealed before the voice was
-   * erased, is `unknown`. Who may redeem it (`azp`) is the route's check: the seal covers it.
+   * block, so exactly one of them finds the bit clear. A token issued before a withdrawal (whatever
+   * was granted since), or whose licence has since been revoked, is refused as `revoked`; one this
+   * desk never sealed, or sealed before the voice was erased, is `unknown`. Who may redeem it
+   * (`azp`) is the route's check: the seal covers it.
    */
   async redeem(claims: AuthorizationTokenClaims, nowMs: number): Promise<Redemption> {
-    const record = (await this.storedVoice())?.record ?? null;
+    const [held] = await Promise.all([this.storedVoice(), this.voided()]);
+    const record = held?.record ?? null;
     const serial = serialOf(claims.jti);
     if (!record || serial === null) return 'unknown';
-    const boundTo = await this.licenceTokenSealed(claims, record);
+    const boundTo = await this.licenceSealed(claims, record);
     if (boundTo === undefined) return 'unknown';
     const blockKey = REDEEMED_PREFIX + Math.floor(serial / SERIALS_PER_BLOCK);
     const block = await this.redeemedBlock(blockKey);
     const bit = serial % SERIALS_PER_BLOCK;
     const mask = 1 << (bit % 8);
     if (block.bits[bit >> 3]! & mask) return 'already_used';
-    // Judged on the record as held now, not as read before the waits: an update may have landed since.
+    // Judged on the record and voiding as held now, not as read before the waits: an update may have
+    // landed since. Only the licence the token is bound to may approve it.
+    if (serial < this.voidedNow!.below_serial) return 'revoked';
     const current = this.voice?.record ?? null;
-    const query = { platform_name: claims.platform, intended_use: claims.intended_use, license_token_hash: boundTo };
-    if (evaluate(current, query, nowMs).outcome !== 'approved') return 'revoked';
+    const bound = current && { ...current, licenses: current.licenses.filter((licence) => licence.license_id === boundTo) };
+    const query = { platform_name: claims.platform, intended_use: claims.intended_use, license_token_hash: null };
+    if (evaluate(bound, query, nowMs).outcome !== 'approved') return 'revoked';
     block.bits[bit >> 3]! |= mask;
     block.keep_until_ms = Math.max(block.keep_until_ms, claims.exp * 1000 + REDEEMED_RETENTION_MS);
     await this.ctx.storage.put(blockKey, block);
@@ -159,17 +208,17 @@ export class VoiceGate extends DurableObject<Env> {
   }
 
   /**
-   * The licence token hash the token was sealed with (null: none), found among the hashes this
-   * platform's licences carry; undefined when no candidate matches the seal. A licence since
-   * removed from the record leaves its tokens unmatched, which is as refused as revoked.
+   * The licence the token was sealed with, found among this platform's licences in the record;
+   * undefined when none matches the seal. Every token is bound to one licence, so no other licence
+   * can stand in for it, and one since removed from the record leaves its tokens unmatched, which is
+   * as refused as revoked.
    */
-  private async licenceTokenSealed(claims: AuthorizationTokenClaims, record: VoiceIndexRecord): Promise<string | null | undefined> {
+  private async licenceSealed(claims: AuthorizationTokenClaims, record: VoiceIndexRecord): Promise<string | undefined> {
     const key = await this.sealKey();
     const { jti, iss: _issuer, ...granted } = claims;
-    const candidates = new Set<string | null>([null]);
-    for (const licence of record.licenses) if (licence.platform_name === claims.platform) candidates.add(licence.token_hash);
-    for (const license_token_hash of candidates)
-      if (await isSealOf(key, jti, { ...granted, license_token_hash })) return license_token_hash;
+    for (const licence of record.licenses)
+      if (licence.platform_name === claims.platform && (await isSealOf(key, jti, { ...granted, license_id: licence.license_id })))
+        return licence.license_id;
     return undefined;
   }
 
@@ -209,17 +258,26 @@ export class VoiceGate extends DurableObject<Env> {
   private serials: { next: number; reservedUntil: number } | undefined;
 
   private async nextSerial(): Promise<number> {
-    if (!this.serials) {
-      const reserved = (await this.ctx.storage.get<number>(SERIALS_RESERVED_KEY)) ?? 0;
-      this.serials ??= { next: reserved, reservedUntil: reserved };
-    }
-    const serials = this.serials;
+    const serials = await this.loadSerials();
     if (serials.next < serials.reservedUntil) return serials.next++;
     if (serials.reservedUntil + SERIALS_PER_BLOCK > MAX_SERIAL) throw new Error('This desk has used every serial number.');
     serials.reservedUntil += SERIALS_PER_BLOCK;
     const serial = serials.next++;
     await this.ctx.storage.put(SERIALS_RESERVED_KEY, serials.reservedUntil);
     return serial;
+  }
+
+  /** The first serial not yet handed out: every token issued so far has a lower one. */
+  private async serialsHandedOut(): Promise<number> {
+    return (await this.loadSerials()).next;
+  }
+
+  private async loadSerials(): Promise<{ next: number; reservedUntil: number }> {
+    if (!this.serials) {
+      const reserved = (await this.ctx.storage.get<number>(SERIALS_RESERVED_KEY)) ?? 0;
+      this.serials ??= { next: reserved, reservedUntil: reserved };
+    }
+    return this.serials;
   }
 
   /**
@@ -283,6 +341,9 @@ export class VoiceGate extends DurableObject<Env> {
     await Promise.all(calls);
   }
 }
+
+/** Whether a record refuses every approval that a withdrawal or erasure would: its tokens must die with it. */
+const withdraws = (record: VoiceIndexRecord | null): boolean => record === null || record.consent_status !== 'active';
 
 /** What a home that has never been sent the voice holds: version 0, no record. */
 const NO_RECORD: StoredVoice = { version: 0, record: null };

@@ -8,9 +8,11 @@ import type { DetectionService } from './service.js';
 export function registerDetectionRoutes({ app, registry, guards }: RouteKit, detection: DetectionService): void {
   addRoute(app, registry, compareVoicesRoute, {
     guards: [guards.platformOrUser],
-    handler: async (_input, request) => {
+    handler: async (_input, request, reply) => {
+      const caller = callerOf(request);
+      reply.headers(await detection.admit(caller));
       const form = await readMultipartForm(request, { files: { audio1: { maxCount: 1 }, audio2: { maxCount: 1 } }, fields: ['voice_id'] });
-      return detection.compare(callerOf(request), form);
+      return detection.compare(caller, form);
     },
   });
 }

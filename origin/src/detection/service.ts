@@ -3,6 +3,7 @@ import type { Caller } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
 import { recordEvent } from '../events/store.js';
 import type { MultipartForm } from '../http/multipart-form.js';
+import { credentialOf, type RateLimiter } from '../http/rate-limit.js';
 import { holdsLiveLicense } from '../registry/licenses/store.js';
 import type { Runtime } from '../runtime.js';
 import type { EmbedFileResult, TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
@@ -13,6 +14,8 @@ export interface DetectionServiceDeps {
   runtime: Runtime;
   /** Absent in processes that serve no audio (tests of other domains): compare answers 503. */
   engine?: VoiceprintEngine;
+  limiter: RateLimiter;
+  comparePerMinute: number;
   /** Variant B (docs/CONTRACT.md#events): a platform's comparison that matches an enrolled voice emits `voice.detected`. */
   reportDetections: boolean;
 }
@@ -23,7 +26,15 @@ const formProblem = (field: string, message: string) =>
 export class DetectionService {
   constructor(private readonly deps: DetectionServiceDeps) {}
 
-  /** `audio1` against `audio2`, or against the stored voiceprint of one of the caller's voices (`voice_id`). */
+  /**
+   * The per-credential limit, before the form is read: each answer is a raw cosine with its LLR and
+   * probability, so unlimited comparisons would be a scoring oracle. The RateLimit headers to answer with.
+   */
+  admit(caller: Caller): Promise<Record<string, string>> {
+    return this.deps.limiter.take({ name: 'compare', callsPerMinute: this.deps.comparePerMinute }, credentialOf(caller));
+  }
+
+  /** Call after admit. `audio1` against `audio2`, or against the stored voiceprint of one of the caller's voices (`voice_id`). */
   async compare(caller: Caller, form: MultipartForm): Promise<ComparisonResult> {
     const engine = this.deps.engine;
     if (!engine) throw new ProblemError('unavailable', 'This process has no voiceprint engine.');

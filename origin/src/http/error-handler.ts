@@ -1,4 +1,6 @@
-import { PROBLEM_CONTENT_TYPE, ProblemError, toProblem } from '@vip/shared-schema';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { limits, PROBLEM_CONTENT_TYPE, ProblemError, REQUEST_ID_HEADER, toProblem } from '@vip/shared-schema';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { logRequest } from './access-log.js';
@@ -12,10 +14,19 @@ import type { RouteTable } from './route-table.js';
  * unknown routes all leave as application/problem+json with a code and the request id.
  */
 export function installErrorHandling(app: FastifyInstance, routes: RouteTable): void {
-  app.setErrorHandler((error, request, reply) => {
+  // Node's parser takes a request target up to its header limit; past ours it is refused before any route.
+  app.addHook('onRequest', async (request, reply) => {
+    if (Buffer.byteLength(request.url) > limits.urlMaxBytes) {
+      setRequestIdHeader(request, reply);
+      throw new ProblemError('uri_too_long', `The request target is longer than ${limits.urlMaxBytes} bytes.`);
+    }
+  });
+
+  app.setErrorHandler(async (error, request, reply) => {
     const problem = asProblem(error);
     if (isDatabaseUnavailable(error)) request.log.warn({ err: error }, 'database unavailable');
     else if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+    await readRestOfBody(request, reply);
     sendProblem(request, reply, problem);
   });
 
@@ -40,6 +51,77 @@ export function answerRouterError(error: FastifyError, request: FastifyRequest, 
   setRequestIdHeader(request, reply);
   sendProblem(request, reply, asProblem(error));
   logRequest(request, reply);
+}
+
+/**
+ * A handler that streams its body (a multipart upload) may refuse it part-way, with the rest still
+ * unread and the stream no longer flowing: the next request on a keep-alive connection would then
+ * wait behind it, or meet a reset. The rest is read and dropped first, up to one audio file's size;
+ * past that the answer says `connection: close` rather than read on.
+ */
+async function readRestOfBody(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const body = request.raw;
+  if (body.complete || body.destroyed || body.readableEnded) return;
+  let unread = limits.audioMaxBytes;
+  const drained = await new Promise<boolean>((resolve) => {
+    const stop = (completed: boolean) => {
+      body.off('data', count).off('end', ended).off('close', closed);
+      resolve(completed);
+    };
+    const count = (chunk: Buffer) => {
+      unread -= chunk.length;
+      if (unread < 0) {
+        body.pause();
+        stop(false);
+      }
+    };
+    const ended = () => stop(true);
+    const closed = () => stop(body.complete);
+    // The parser it was piped to has stopped taking it: unpiped, it flows into the counter alone.
+    body.unpipe();
+    body.on('data', count).once('end', ended).once('close', closed);
+    body.resume();
+  });
+  if (!drained) reply.header('connection', 'close');
+}
+
+/** Node's parser errors (llhttp's codes, and Node's own for a request not received in time). */
+const CLIENT_ERROR_PROBLEMS: Partial<Record<string, ProblemError>> = {
+  HPE_HEADER_OVERFLOW: new ProblemError('headers_too_large', `The request line and headers exceed ${limits.headersMaxBytes} bytes.`),
+  ERR_HTTP_REQUEST_TIMEOUT: new ProblemError('request_timeout', 'The request was not received in time.'),
+};
+
+/**
+ * Fastify's `clientErrorHandler`: Node's HTTP parser refused the request before Fastify saw it, so
+ * no request, hook or reply exists. The answer is written to the socket as problem+json, with a
+ * request id of its own (the request's was never read) and `connection: close`, since the rest of
+ * what the client sent cannot be read as a request. Its `instance` names the occurrence, not the
+ * target, which the parser did not hand over. Logged like every other request, without the request.
+ */
+export function clientErrorAnswer(newId: () => string) {
+  return function answerClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const problem =
+      CLIENT_ERROR_PROBLEMS[error.code ?? ''] ?? new ProblemError('malformed_request', 'The request is not well-formed HTTP/1.1.');
+    const requestId = newId();
+    const body = JSON.stringify(toProblem(problem, `urn:uuid:${requestId}`, requestId));
+    this.log.info({ request_id: requestId, route: '(unparsed)', status: problem.status, parser_error: error.code }, 'request');
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    socket.end(
+      [
+        `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}`,
+        `content-type: ${PROBLEM_CONTENT_TYPE}`,
+        `content-length: ${Buffer.byteLength(body)}`,
+        `${REQUEST_ID_HEADER}: ${requestId}`,
+        'connection: close',
+        '',
+        body,
+      ].join('\r\n'),
+    );
+  };
 }
 
 function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: ProblemError): void {

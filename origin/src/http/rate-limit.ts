@@ -1,5 +1,6 @@
-import { ProblemError } from '@vip/shared-schema';
+import { ProblemError, type RateLimitState, rateLimitHeaders } from '@vip/shared-schema';
 import { and, eq, lt, sql } from 'drizzle-orm';
+import type { Caller } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
 import { rateLimitWindows } from '../db/schema.js';
 import type { Clock } from '../runtime.js';
@@ -12,10 +13,14 @@ export interface RateLimit {
 
 const WINDOW_MS = 60_000;
 
+/** What a limit counts a caller by: the API key, or the signed-in user. */
+export const credentialOf = (caller: Caller): string => (caller.kind === 'platform' ? `key:${caller.keyId}` : `user:${caller.userId}`);
+
 /**
  * Counts a credential's calls in fixed one-minute windows held in the database, so the limit holds
  * across origin processes; a call past the limit is a 429 with Retry-After (the seconds until the
- * window ends). The credential's earlier windows are dropped as it goes, so the table stays small.
+ * window ends) and the RateLimit headers, which an admitted call's answer carries too. The
+ * credential's earlier windows are dropped as it goes, so the table stays small.
  */
 export class RateLimiter {
   constructor(
@@ -23,7 +28,7 @@ export class RateLimiter {
     private readonly clock: Clock,
   ) {}
 
-  async take(limit: RateLimit, credential: string): Promise<void> {
+  async take(limit: RateLimit, credential: string): Promise<Record<string, string>> {
     const now = this.clock.now().getTime();
     const windowStart = new Date(now - (now % WINDOW_MS));
     const subject = `${limit.name}:${credential}`;
@@ -39,11 +44,19 @@ export class RateLimiter {
         .returning({ calls: rateLimitWindows.calls });
       return row!.calls;
     });
+    const resetSeconds = Math.max(1, Math.ceil((windowStart.getTime() + WINDOW_MS - now) / 1000));
+    const state: RateLimitState = {
+      limit: limit.callsPerMinute,
+      remaining: Math.max(0, limit.callsPerMinute - calls),
+      resetSeconds,
+      windowSeconds: WINDOW_MS / 1000,
+    };
+    const headers = rateLimitHeaders(state);
     if (calls > limit.callsPerMinute) {
-      const retryAfter = Math.max(1, Math.ceil((windowStart.getTime() + WINDOW_MS - now) / 1000));
       throw new ProblemError('rate_limited', `At most ${limit.callsPerMinute} ${limit.name} calls per minute per credential.`, {
-        headers: { 'retry-after': String(retryAfter) },
+        headers: { ...headers, 'retry-after': String(resetSeconds) },
       });
     }
+    return headers;
   }
 }

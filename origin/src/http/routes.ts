@@ -1,5 +1,5 @@
 import { limits, type RouteContract, routerPath, validationProblem } from '@vip/shared-schema';
-import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { z } from 'zod';
 
 type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -21,7 +21,8 @@ type SuccessBody<C extends RouteContract> = C['success']['schema'] extends z.Zod
 export interface RouteOptions<C extends RouteContract> {
   /** Runs before validation, so an unauthenticated caller learns nothing about the request shape. */
   guards?: preHandlerAsyncHookHandler[];
-  handler: (input: RouteInput<C>, request: FastifyRequest) => Promise<SuccessBody<C>> | SuccessBody<C>;
+  /** `reply` only for headers that depend on the call (a rate limit's); the status and body are the contract's. */
+  handler: (input: RouteInput<C>, request: FastifyRequest, reply: FastifyReply) => Promise<SuccessBody<C>> | SuccessBody<C>;
   /** Sent with every success (caching, mostly). */
   headers?: Record<string, string>;
   /**
@@ -90,7 +91,7 @@ export function addRoute<C extends RouteContract>(
         // A request without a body is read as an empty object, so missing fields are named one by one.
         body: parse(contract.body, request.body ?? {}, 'body'),
       } as RouteInput<C>;
-      const result = await options.handler(input, request);
+      const result = await options.handler(input, request, reply);
       reply.code(contract.success.status);
       if (contract.success.contentType) reply.type(contract.success.contentType);
       if (options.headers) reply.headers(options.headers);

@@ -21,7 +21,12 @@ const REQUESTS_PER_MINUTE = 5;
 let origin: TestOrigin;
 beforeAll(async () => {
   origin = await startTestOrigin({
-    protection: { screeningPerMinute: 60, licenseRequestsPerMinute: REQUESTS_PER_MINUTE, licensingUrl: 'https://vip.example/licensing' },
+    protection: {
+      screeningPerMinute: 60,
+      comparePerMinute: 60,
+      licenseRequestsPerMinute: REQUESTS_PER_MINUTE,
+      licensingUrl: 'https://vip.example/licensing',
+    },
   });
 });
 afterAll(() => origin?.close());

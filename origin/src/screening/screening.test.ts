@@ -23,7 +23,12 @@ beforeAll(async () => {
   engine = await startTestEngine({ threads: 2, searchTargets: { designRegistrySize: 10 } });
   origin = await startTestOrigin({
     voiceprint: engine,
-    protection: { screeningPerMinute: SCREENING_PER_MINUTE, licenseRequestsPerMinute: 10, licensingUrl: LICENSING_URL },
+    protection: {
+      screeningPerMinute: SCREENING_PER_MINUTE,
+      comparePerMinute: 60,
+      licenseRequestsPerMinute: 10,
+      licensingUrl: LICENSING_URL,
+    },
   });
 });
 afterEach(() => {

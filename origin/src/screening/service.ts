@@ -13,7 +13,7 @@ import type { Caller } from '../auth/guard.js';
 import type { Database, Executor } from '../db/client.js';
 import { recordEvent } from '../events/store.js';
 import type { MultipartForm } from '../http/multipart-form.js';
-import type { RateLimiter } from '../http/rate-limit.js';
+import { credentialOf, type RateLimiter } from '../http/rate-limit.js';
 import { holdsLiveLicense } from '../registry/licenses/store.js';
 import type { Runtime } from '../runtime.js';
 import type { TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
@@ -56,8 +56,7 @@ export class ScreeningService {
     if (caller.kind === 'user' && caller.role !== 'admin') {
       throw new ProblemError('forbidden', 'Screening is for platform API keys and administrators.');
     }
-    const credential = caller.kind === 'platform' ? `key:${caller.keyId}` : `user:${caller.userId}`;
-    await this.deps.limiter.take({ name: 'screening', callsPerMinute: this.deps.screeningPerMinute }, credential);
+    await this.deps.limiter.take({ name: 'screening', callsPerMinute: this.deps.screeningPerMinute }, credentialOf(caller));
   }
 
   /** Call after admit. */
