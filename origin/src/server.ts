@@ -29,6 +29,8 @@ import { registerLicenseRoutes } from './registry/licenses/routes.js';
 import { registerLicensingPageRoutes } from './registry/licensing-page/routes.js';
 import { registerSynthesisConsentRoutes } from './registry/synthesis-consent/routes.js';
 import type { Runtime } from './runtime.js';
+import { registerSpokenConsentRoutes } from './spoken-consent/routes.js';
+import { defaultSpokenConsentSettings, type SpokenConsentSettings } from './spoken-consent/service.js';
 import { registerScreeningRoutes } from './screening/routes.js';
 import { buildServices, type ProtectionSettings, type Services } from './services.js';
 import type { VoiceprintEngine } from './voiceprint/index.js';
@@ -64,6 +66,8 @@ export interface ServerDeps {
   webhooks?: WebhookSettings;
   /** Limits and the licensing page of the protection loop; default: the configuration's defaults, http://localhost/licensing. */
   protection?: ProtectionSettings;
+  /** Default: checked when given (defaultSpokenConsentSettings). */
+  spokenConsent?: SpokenConsentSettings;
   /** Absent: no background loops are built (tests that drive one job themselves). */
   jobs?: BackgroundJobSettings;
 }
@@ -130,6 +134,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     tlogOrigin: deps.tlogOrigin,
     webhooks: webhookConfig,
     protection: deps.protection ?? DEFAULT_PROTECTION,
+    spokenConsent: deps.spokenConsent ?? defaultSpokenConsentSettings,
   });
   const jobs = deps.jobs
     ? createBackgroundJobs({
@@ -166,6 +171,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   registerLicenseRoutes(kit, services.licenses);
   registerLicensingPageRoutes(kit, services.licenses);
   registerBiometricConsentRoutes(kit, services.biometricConsents);
+  registerSpokenConsentRoutes(kit, services.spokenConsent);
   registerVoiceReviewRoutes(kit, services.voiceReviews);
   // Multipart parsing only where audio is uploaded; every other route stays JSON-only.
   app.register(async (scope) => {

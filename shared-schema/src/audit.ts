@@ -14,6 +14,7 @@ export const AUDIT_KINDS = [
   'enrollment.completed',
   'enrollment.refused',
   'biometric_consent.granted',
+  'spoken_consent.verified',
   'consent.changed',
   'license.changed',
   'voice.deleted',
@@ -69,6 +70,7 @@ export const auditRecordSchema = z.object({
       'screened',
       'requested',
       'closed',
+      'verified',
     ])
     .nullable(),
   reason: z.string().nullable(),

@@ -33,7 +33,15 @@ export interface WordsVerdict {
   phrase: { passed: boolean; heard: string; wrong_words: number };
 }
 
-const normalize = (text: string) => text.trim().toLowerCase().replace(/\s+/g, ' ');
+/** Words as the decoder spells them: lower case, without punctuation. */
+export const spokenWords = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z' ]/g, ' ')
+    .split(/\s+/)
+    .filter(Boolean);
+
+const normalize = (text: string) => spokenWords(text).join(' ');
 
 /**
  * The consent recording, the statement followed by the phrase, decoded once against a grammar of the

@@ -51,7 +51,14 @@ export class WordsChecker {
   /** Loads the US English model shipped inside the package (about 10 MB, a second or two). */
   static async create(): Promise<WordsChecker> {
     const module = await createModule({ modelBase: `${packageDir}/model/`, print: () => {}, printErr: () => {} } as never);
-    const decoder = new module.Decoder({ loglevel: 'ERROR', samprate: SAMPLE_RATE });
+    const decoder = new module.Decoder({
+      loglevel: 'ERROR',
+      samprate: SAMPLE_RATE,
+      // Wider than the defaults: with them a synthetic reading of a negation fell off the beam of its own sentence.
+      beam: 1e-80,
+      pbeam: 1e-80,
+      wbeam: 1e-60,
+    });
     await decoder.initialize();
     const phoneset = JSON.parse(readFileSync(path.join(packageDir, 'model/en-us/phoneset.json'), 'utf8')) as Record<string, string>;
     return new WordsChecker(module, decoder, phonesOf(phoneset));
@@ -90,7 +97,14 @@ export class WordsChecker {
       (this.decoder as unknown as { cdecoder: number }).cdecoder,
       this.scorePointer,
     );
-    const text = hyp === 0 ? '' : this.decoder.get_text().trim().replace(/\s+/g, ' ');
+    const text =
+      hyp === 0
+        ? ''
+        : this.decoder
+            .get_text()
+            .split(/\s+/)
+            .filter((word) => word !== '')
+            .join(' ');
     const score = new DataView(this.module.HEAP8.buffer).getInt32(this.scorePointer, true);
     return { text, score, frames: Math.round((audio.length / SAMPLE_RATE) * 100) };
   }

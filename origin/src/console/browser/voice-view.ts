@@ -41,6 +41,7 @@ const ENTRY_WORDS = {
     `A new voiceprint was enrolled for this voice${entry.reason === 'pending_review' ? '; it is held for review, as it sounds very close to a voice of another owner' : ''}.`,
   'enrollment.refused': () => 'Another owner tried to enroll a voice that sounds like this one: refused (identity conflict).',
   'biometric_consent.granted': (entry) => `You consented to a voiceprint of your voice (${spaced(entry.reason)}).`,
+  'spoken_consent.verified': () => 'The spoken consent was checked: the statement and the challenge phrase, read in this voice.',
   'consent.changed': (entry) => `Synthesis consent is now ${CONSENT_WORDS[entry.consent_status ?? 'unknown'] ?? entry.consent_status}.`,
   // The reason is `license_<created|renewed|revoked|expired>:<license_id>`.
   'license.changed': (entry, who) => `A licence for ${who} was ${happened(entry.reason).replace(/^license /, '') || 'changed'}.`,
