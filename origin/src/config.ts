@@ -86,7 +86,9 @@ const envSchema = z
     /** Spoken consent at enrollment (docs/OPERATIONS.md#spoken-consent): `required`, or checked only `when_given`. */
     SPOKEN_CONSENT: optional(z.enum(SPOKEN_CONSENT_MODES)).default(defaultSpokenConsentSettings.mode),
     /** Words of the challenge phrase that may be misheard: 0 or 1. */
-    SPOKEN_CONSENT_PHRASE_MAX_WRONG_WORDS: optional(z.coerce.number().int().min(0).max(1)).default(defaultSpokenConsentSettings.phraseMaxWrongWords),
+    SPOKEN_CONSENT_PHRASE_MAX_WRONG_WORDS: optional(z.coerce.number().int().min(0).max(1)).default(
+      defaultSpokenConsentSettings.phraseMaxWrongWords,
+    ),
     /** The public licensing page screening answers point at (`license_url`); default this origin's own /licensing. */
     LICENSING_URL: optional(z.url({ protocol: /^https?$/ })),
     /** Ed25519 private JWK (with kid) that signs audit checkpoints; unset = a per-process key (warned). */

@@ -19,7 +19,9 @@ import { PHRASE_WORDS, phraseErrors } from './consent-words.js';
 import { WordsChecker } from './words.js';
 
 const IMPOSTOR_PASS_TARGET = 0.01;
-const { values } = parseArgs({ options: { dir: { type: 'string', default: '../shared/speech/dev' }, limit: { type: 'string', default: '300' } } });
+const { values } = parseArgs({
+  options: { dir: { type: 'string', default: '../shared/speech/dev' }, limit: { type: 'string', default: '300' } },
+});
 const dir = path.resolve(values.dir);
 const speakerOf = new Map(readSpeechManifest(dir).map((recording) => [recording.path, recording.speaker]));
 const rows = readFileSync(path.join(dir, 'transcripts.tsv'), 'utf8')
@@ -72,7 +74,8 @@ for (const [index, row] of digits.entries()) {
 }
 checker.close();
 
-const share = (list: number[], pass: (value: number) => boolean) => Math.round((list.filter(pass).length / Math.max(1, list.length)) * 1000) / 1000;
+const share = (list: number[], pass: (value: number) => boolean) =>
+  Math.round((list.filter(pass).length / Math.max(1, list.length)) * 1000) / 1000;
 const sortedImpostor = impostor.filter(Number.isFinite).sort((a, b) => b - a);
 // The lowest threshold at which no more than the target share of wrong recordings passes.
 const allowed = Math.floor(IMPOSTOR_PASS_TARGET * impostor.length);

@@ -49,7 +49,12 @@ const normalize = (text: string) => spokenWords(text).join(' ');
  * negation) was heard and the recording scores at least `minStatementScore` against the phone loop;
  * the phrase passes when at most `phraseMaxWrongWords` of its words differ.
  */
-export function checkConsentWords(checker: WordsChecker, samples: Float32Array, text: ConsentText, thresholds: WordsThresholds): WordsVerdict {
+export function checkConsentWords(
+  checker: WordsChecker,
+  samples: Float32Array,
+  text: ConsentText,
+  thresholds: WordsThresholds,
+): WordsVerdict {
   const statement = normalize(text.statement);
   const alternatives = [statement, ...text.negations.map(normalize)];
   const phrase = normalize(text.phrase);

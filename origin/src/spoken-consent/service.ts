@@ -49,7 +49,9 @@ export interface VerifiedConsent {
 }
 
 /** Written by calibrate.ts on dev/ (docs/BENCHMARKS.md#spoken-consent). */
-const calibration = JSON.parse(readFileSync(new URL('./calibration.json', import.meta.url), 'utf8')) as { statement: { min_score: number } };
+const calibration = JSON.parse(readFileSync(new URL('./calibration.json', import.meta.url), 'utf8')) as {
+  statement: { min_score: number };
+};
 
 const CHALLENGE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -117,7 +119,12 @@ export class SpokenConsentService {
    * read by the speaker of `enrollment` at the model's sample-vs-enrolled point, then the statement,
    * then the phrase. A failed check throws its own problem; a words problem says what was heard.
    */
-  async verify(principal: Principal, submission: SpokenConsentSubmission, enrollment: TaggedEmbedding, engine: VoiceprintEngine): Promise<VerifiedConsent> {
+  async verify(
+    principal: Principal,
+    submission: SpokenConsentSubmission,
+    enrollment: TaggedEmbedding,
+    engine: VoiceprintEngine,
+  ): Promise<VerifiedConsent> {
     const challenge = this.usableChallenge(await store.findChallenge(this.deps.db, submission.challengeId), principal);
     const audio = await decodeAudio(submission.recording.bytes, {
       maxBytes: limits.audioMaxBytes,
@@ -128,7 +135,10 @@ export class SpokenConsentService {
     const similarity = engine.cosine(consentVoice, enrollment);
     const threshold = engine.points(enrollment.model).sample_vs_enrolled.verify;
     if (similarity < threshold) {
-      throw new ProblemError('consent_speaker_mismatch', 'The spoken consent was read by another voice than the one in the enrollment recordings.');
+      throw new ProblemError(
+        'consent_speaker_mismatch',
+        'The spoken consent was read by another voice than the one in the enrollment recordings.',
+      );
     }
     const verdict = checkConsentWords(
       await this.ready(),
@@ -214,7 +224,13 @@ function randomPhrase(): string {
   return Array.from(digits, (value) => PHRASE_WORDS[value % PHRASE_WORDS.length]).join(' ');
 }
 
-function spokenConsentAuditRecord(evidence: SpokenConsentEvidence, voiceId: string, principal: Principal, now: Date, checkId: string): AuditRecord {
+function spokenConsentAuditRecord(
+  evidence: SpokenConsentEvidence,
+  voiceId: string,
+  principal: Principal,
+  now: Date,
+  checkId: string,
+): AuditRecord {
   return {
     check_id: checkId,
     kind: 'spoken_consent.verified',

@@ -7,7 +7,9 @@ import { phraseErrors, wordErrors } from './consent-words.js';
 import { WordsChecker } from './words.js';
 
 /** The threshold the service uses (calibrate.ts on dev/; the fixtures are dev/ recordings, so this is a check of the wiring, not a measurement). */
-const calibration = JSON.parse(readFileSync(new URL('./calibration.json', import.meta.url), 'utf8')) as { statement: { min_score: number } };
+const calibration = JSON.parse(readFileSync(new URL('./calibration.json', import.meta.url), 'utf8')) as {
+  statement: { min_score: number };
+};
 
 /** The committed speech fixtures' transcripts (fixtures/speech/transcripts.tsv, from speechocean762). */
 const transcripts = new Map(

@@ -1,6 +1,6 @@
+import type { SpokenConsentEvidence } from '@vip/shared-schema';
 import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-import type { SpokenConsentEvidence } from '@vip/shared-schema';
 import { users } from './identity.js';
 import { voices } from './voices.js';
 
