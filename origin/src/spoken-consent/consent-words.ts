@@ -76,7 +76,7 @@ export function checkConsentWords(
 /** The phrase alone (calibration on recorded digit strings): read back, and how many words differ from `expected`. */
 export function phraseErrors(checker: WordsChecker, samples: Float32Array, expected: string): { heard: string; wrongWords: number } {
   const phrase = normalize(expected);
-  const heard = checker.decode(samples, phraseRule(phrase.split(' ').length), PHRASE_RULES).text;
+  const heard = checker.decodeText(samples, phraseRule(phrase.split(' ').length), PHRASE_RULES);
   return { heard, wrongWords: wordErrors(heard, phrase) };
 }
 

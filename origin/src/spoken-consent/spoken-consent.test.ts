@@ -163,7 +163,7 @@ describe('SPOKEN_CONSENT=required', () => {
   });
   afterAll(() => required?.close());
 
-  it('refuses an enrollment and a re-enrollment without a spoken consent', async () => {
+  it('refuses an enrollment without a spoken consent, naming both fields, storing nothing', async () => {
     const owner = await loggedIn(required);
     const { consent_id } = (
       await required.app.inject({

@@ -82,6 +82,11 @@ export class WordsChecker {
     };
   }
 
+  /** The grammar's best sentence alone, without the phone-loop score (half the work): for reading back a phrase. */
+  decodeText(samples: Float32Array, ruleBody: string, rules: Record<string, string> = {}): string {
+    return this.search(dithered(samples), jsgf('sentence', ruleBody, rules)).text;
+  }
+
   close(): void {
     this.module._free(this.scorePointer);
     this.decoder.delete();

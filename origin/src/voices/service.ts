@@ -57,7 +57,9 @@ export class VoiceService {
   async enroll(principal: Principal, form: MultipartForm) {
     const { db, runtime } = this.deps;
     const engine = this.engineOrUnavailable();
-    const parsed = enrollFieldsSchema.safeParse(Object.fromEntries(form.fields));
+    // challenge_id belongs to the spoken consent, which checks it (spoken-consent/service.ts).
+    const { challenge_id: _challengeId, ...fields } = Object.fromEntries(form.fields);
+    const parsed = enrollFieldsSchema.safeParse(fields);
     if (!parsed.success) throw validationProblem(parsed.error.issues, 'body');
     const files = audioFilesOf(form);
     const { name, consent_id: consentId } = parsed.data;
