@@ -1,6 +1,7 @@
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, DEFAULT_TLOG_ORIGIN, GATE_VARIANTS, type GateVariant } from '@vip/shared-schema';
 import { z } from 'zod';
 import { parseJsonOrUndefined } from './parse-json.js';
+import { defaultSpokenConsentSettings, SPOKEN_CONSENT_MODES, type SpokenConsentSettings } from './spoken-consent/settings.js';
 
 // Nothing of the app is imported here but the dependency-free parse-json.ts: every domain may read
 // the configuration, and the configuration knows no domain (test/architecture/origin-layers.test.ts).
@@ -89,6 +90,12 @@ const envSchema = z
     LICENSE_REQUESTS_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(
       DEFAULT_PROTECTION_LIMITS.licenseRequestsPerMinute,
     ),
+    /** Spoken consent at enrollment (docs/OPERATIONS.md#spoken-consent): `required`, or checked only `when_given`. */
+    SPOKEN_CONSENT: optional(z.enum(SPOKEN_CONSENT_MODES)).default(defaultSpokenConsentSettings.mode),
+    /** Words of the challenge phrase that may be misheard: 0 or 1. */
+    SPOKEN_CONSENT_PHRASE_MAX_WRONG_WORDS: optional(z.coerce.number().int().min(0).max(1)).default(
+      defaultSpokenConsentSettings.phraseMaxWrongWords,
+    ),
     /** The public licensing page screening answers point at (`license_url`); default this origin's own /licensing. */
     LICENSING_URL: optional(z.url({ protocol: /^https?$/ })),
     /** Ed25519 private JWK (with kid) that signs audit checkpoints; unset = a per-process key (warned). */
@@ -148,6 +155,7 @@ export interface OriginConfig {
   licenseExpiryIntervalMs: number;
   /** Per-credential limits of the protection loop's routes, calls per minute. */
   protection: { screeningPerMinute: number; comparePerMinute: number; licenseRequestsPerMinute: number; licensingUrl: string };
+  spokenConsent: SpokenConsentSettings;
   voiceprint: {
     modelsDir: string;
     model: string | undefined;
@@ -218,6 +226,7 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
       licensingUrl:
         e.LICENSING_URL ?? `http://${e.ORIGIN_HOST.includes(':') ? `[${e.ORIGIN_HOST}]` : e.ORIGIN_HOST}:${e.ORIGIN_PORT}/licensing`,
     },
+    spokenConsent: { mode: e.SPOKEN_CONSENT, phraseMaxWrongWords: e.SPOKEN_CONSENT_PHRASE_MAX_WRONG_WORDS },
     voiceprint: {
       modelsDir: e.MODELS_DIR ?? `${e.DATA_DIR.replace(/\/+$/, '')}/models`,
       model: e.VOICEPRINT_MODEL,

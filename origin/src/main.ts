@@ -56,6 +56,7 @@ const {
   tlogOrigin: config.tlog.origin,
   webhooks,
   protection: config.protection,
+  spokenConsent: config.spokenConsent,
   jobs: {
     edge: config.edge,
     licenseExpiryIntervalMs: config.licenseExpiryIntervalMs,

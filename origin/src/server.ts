@@ -32,6 +32,8 @@ import { registerSynthesisConsentRoutes } from './registry/synthesis-consent/rou
 import type { Runtime } from './runtime.js';
 import { registerScreeningRoutes } from './screening/routes.js';
 import { buildServices, type ProtectionSettings, type Services } from './services.js';
+import { registerSpokenConsentRoutes } from './spoken-consent/routes.js';
+import { defaultSpokenConsentSettings, type SpokenConsentSettings } from './spoken-consent/settings.js';
 import type { VoiceprintEngine } from './voiceprint/index.js';
 import { registerVoiceReviewRoutes, registerVoiceRoutes } from './voices/routes.js';
 import { registerWebhookRoutes } from './webhooks/routes.js';
@@ -65,6 +67,8 @@ export interface ServerDeps {
   webhooks?: WebhookSettings;
   /** Limits and the licensing page of the protection loop; default: the configuration's defaults, http://localhost/licensing. */
   protection?: ProtectionSettings;
+  /** Default: checked when given (defaultSpokenConsentSettings). */
+  spokenConsent?: SpokenConsentSettings;
   /** Absent: no background loops are built (tests that drive one job themselves). */
   jobs?: BackgroundJobSettings;
 }
@@ -128,6 +132,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     tlogOrigin: deps.tlogOrigin,
     webhooks: webhookConfig,
     protection: deps.protection ?? DEFAULT_PROTECTION,
+    spokenConsent: deps.spokenConsent ?? defaultSpokenConsentSettings,
   });
   const jobs = deps.jobs
     ? createBackgroundJobs({
@@ -164,6 +169,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   registerLicenseRoutes(kit, services.licenses);
   registerLicensingPageRoutes(kit, services.licenses);
   registerBiometricConsentRoutes(kit, services.biometricConsents);
+  registerSpokenConsentRoutes(kit, services.spokenConsent);
   registerVoiceReviewRoutes(kit, services.voiceReviews);
   // Multipart parsing only where audio is uploaded; every other route stays JSON-only.
   app.register(async (scope) => {

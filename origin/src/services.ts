@@ -17,6 +17,8 @@ import { LicenseService } from './registry/licenses/service.js';
 import { SynthesisConsentService } from './registry/synthesis-consent/service.js';
 import type { Runtime } from './runtime.js';
 import { ScreeningService } from './screening/service.js';
+import { SpokenConsentService } from './spoken-consent/service.js';
+import type { SpokenConsentSettings } from './spoken-consent/settings.js';
 import type { VoiceprintEngine } from './voiceprint/index.js';
 import { VoiceReviewService } from './voices/reviews.js';
 import { VoiceService } from './voices/service.js';
@@ -42,6 +44,7 @@ export interface ServiceDeps {
   tlogOrigin?: string;
   webhooks: WebhookSettings;
   protection: ProtectionSettings;
+  spokenConsent: SpokenConsentSettings;
 }
 
 /** Every service of the origin, one instance each; routes and background jobs share them. */
@@ -51,6 +54,8 @@ export interface Services {
   platforms: PlatformService;
   /** Biometric consent: the speaker's recorded agreement that an enrollment needs. */
   biometricConsents: BiometricConsentService;
+  /** Spoken consent: the challenge an owner reads at enrollment, and its checks. */
+  spokenConsent: SpokenConsentService;
   /** A voice's synthesis consent (granted, withdrawn), as the edge index publishes it. */
   synthesisConsents: SynthesisConsentService;
   licenses: LicenseService;
@@ -70,11 +75,13 @@ export function buildServices(deps: ServiceDeps): Services {
   const engine = deps.voiceprint;
   const limiter = new RateLimiter(db, runtime.clock);
   const licenses = new LicenseService({ db, runtime, outbox });
+  const spokenConsent = new SpokenConsentService({ db, runtime, settings: deps.spokenConsent });
   return {
     health: new HealthService({ db, voiceprint: engine }),
     auth: new AuthService({ db, hasher: deps.hasher, tokens: deps.tokens, runtime }),
     platforms: new PlatformService({ db, runtime, outbox }),
     biometricConsents: new BiometricConsentService({ db, runtime }),
+    spokenConsent,
     synthesisConsents: new SynthesisConsentService({ db, runtime, outbox }),
     licenses,
     licenseRequests: new LicenseRequestService({
@@ -86,7 +93,7 @@ export function buildServices(deps: ServiceDeps): Services {
       licenseRequestsPerMinute: protection.licenseRequestsPerMinute,
       secretEncryption: deps.webhooks.sender.secretEncryption,
     }),
-    voices: new VoiceService({ db, runtime, outbox, engine }),
+    voices: new VoiceService({ db, runtime, outbox, engine, spokenConsent }),
     voiceReviews: new VoiceReviewService({ db, runtime, outbox }),
     detection: new DetectionService({
       db,

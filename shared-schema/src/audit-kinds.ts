@@ -86,6 +86,13 @@ export const AUDIT_KIND_RULES = {
     events: [],
     words: (entry) => `You consented to a voiceprint of your voice (${spaced(entry.reason)}).`,
   },
+  // The voice is named: the recording was checked for the enrollment that made it.
+  'spoken_consent.verified': {
+    actions: { verified: 'allow' },
+    readers: ['owner', 'caller'],
+    events: [],
+    words: () => 'The spoken consent was checked: the statement and the challenge phrase, read in this voice.',
+  },
   'consent.changed': {
     actions: { changed: null },
     readers: ['owner', 'caller'],

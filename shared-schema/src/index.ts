@@ -19,6 +19,7 @@ export * from './limits.js';
 export * from './pages.js';
 export * from './problem.js';
 export * from './screening.js';
+export * from './spoken-consent.js';
 export * from './tlog.js';
 export * from './voices.js';
 export * from './webhooks.js';

@@ -29,6 +29,12 @@ export const limits = {
   screenMaxFiles: 10,
   /** Detected speech an enrollment needs in total, in seconds. */
   enrollMinSpeechSeconds: 10,
+  /** A spoken-consent challenge serves one enrollment within this many seconds of being issued. */
+  consentChallengeTtlSeconds: 10 * 60,
+  /** Words (digits) of a challenge phrase. */
+  consentPhraseWords: 6,
+  /** Longest spoken-consent recording, in seconds: the statement and the phrase take about 10. */
+  spokenConsentMaxSeconds: 30,
   /** Bearer access token lifetime (docs/CONTRACT.md#answers-to-the-specifications-gaps: 15 min). */
   accessTokenTtlSeconds: 15 * 60,
   /** Refresh token lifetime (30 days), rotated on every use. */

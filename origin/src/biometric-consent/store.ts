@@ -1,3 +1,4 @@
+import type { SpokenConsentEvidence } from '@vip/shared-schema';
 import { eq } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { biometricConsents } from '../db/schema.js';
@@ -22,6 +23,11 @@ export async function findConsent(db: Executor, consentId: string): Promise<Cons
 
 export async function attachConsentToVoice(db: Executor, consentId: string, voiceId: string): Promise<void> {
   await db.update(biometricConsents).set({ voiceId }).where(eq(biometricConsents.id, consentId));
+}
+
+/** What the spoken-consent checks of the voice's latest enrollment found. */
+export async function recordSpokenEvidence(db: Executor, voiceId: string, evidence: SpokenConsentEvidence): Promise<void> {
+  await db.update(biometricConsents).set({ spokenEvidence: evidence }).where(eq(biometricConsents.voiceId, voiceId));
 }
 
 /** Erasure: the consent records that served the voice. */

@@ -8,6 +8,7 @@ import { OutboxSignal } from '../edge-sync/signal.js';
 import type { BackgroundJobSettings } from '../jobs/background-jobs.js';
 import type { Runtime } from '../runtime.js';
 import { buildServer, type OriginServer, type ProtectionSettings } from '../server.js';
+import type { SpokenConsentSettings } from '../spoken-consent/settings.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
 import type { WebhookSettings } from '../webhooks/service.js';
 import { openTestDatabase } from './database.js';
@@ -50,6 +51,7 @@ export async function startTestOrigin(
     webhooks?: WebhookSettings;
     protection?: ProtectionSettings;
     jobs?: BackgroundJobSettings;
+    spokenConsent?: SpokenConsentSettings;
   } = {},
 ): Promise<TestOrigin> {
   const database = await openTestDatabase();
@@ -75,6 +77,7 @@ export async function startTestOrigin(
     webhooks: options.webhooks,
     protection: options.protection,
     jobs: options.jobs,
+    spokenConsent: options.spokenConsent,
   });
   return {
     ...server,

@@ -19,8 +19,8 @@ export function registerVoiceRoutes({ app, registry, guards }: RouteKit, voices:
     guards: [guards.bearer],
     handler: async (_input, request) => {
       const form = await readMultipartForm(request, {
-        files: { audio: { maxCount: limits.enrollMaxFiles } },
-        fields: ['name', 'consent_id'],
+        files: { audio: { maxCount: limits.enrollMaxFiles }, spoken_consent: { maxCount: 1 } },
+        fields: ['name', 'consent_id', 'challenge_id'],
       });
       return voices.enroll(principalOf(request), form);
     },
@@ -29,7 +29,10 @@ export function registerVoiceRoutes({ app, registry, guards }: RouteKit, voices:
   addRoute(app, registry, reenrollVoiceRoute, {
     guards: [guards.bearer],
     handler: async ({ params }, request) => {
-      const form = await readMultipartForm(request, { files: { audio: { maxCount: limits.enrollMaxFiles } }, fields: [] });
+      const form = await readMultipartForm(request, {
+        files: { audio: { maxCount: limits.enrollMaxFiles }, spoken_consent: { maxCount: 1 } },
+        fields: ['challenge_id'],
+      });
       return voices.reenroll(principalOf(request), params.voice_id, form);
     },
   });

@@ -20,6 +20,7 @@ import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
 import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../registry/voice-index/access.js';
 import { publishVoiceIndex } from '../registry/voice-index/publish.js';
 import type { Runtime } from '../runtime.js';
+import type { SpokenConsentService, VerifiedConsent } from '../spoken-consent/service.js';
 import type { EmbedFileResult, EnrollmentResult, VoiceprintEngine } from '../voiceprint/index.js';
 import { voiceAuditRecord } from './audit-records.js';
 import { eraseVoice } from './erase.js';
@@ -32,6 +33,7 @@ export interface VoiceServiceDeps {
   outbox: OutboxSignal;
   /** Absent in processes that serve no audio (tests of other domains): enroll and compare answer 503. */
   engine?: VoiceprintEngine;
+  spokenConsent: SpokenConsentService;
 }
 
 function audioFilesOf(form: MultipartForm): UploadedFile[] {
@@ -57,14 +59,18 @@ export class VoiceService {
     const engine = this.engineOrUnavailable();
     // Enrolling without any consent is a step skipped, not a malformed field: the answer says which step.
     if (!form.fields.has('consent_id')) throw consentRequired('An enrollment needs a biometric consent_id.');
-    const parsed = enrollFieldsSchema.safeParse(Object.fromEntries(form.fields));
+    // challenge_id belongs to the spoken consent, which checks it (spoken-consent/service.ts).
+    const { challenge_id: _challengeId, ...fields } = Object.fromEntries(form.fields);
+    const parsed = enrollFieldsSchema.safeParse(fields);
     if (!parsed.success) throw validationProblem(parsed.error.issues, 'body');
     const files = audioFilesOf(form);
     const { name, consent_id: consentId } = parsed.data;
     // Checked before the audio is processed, and again under lock when the voice is stored.
     usableConsent(await consents.findConsent(db, consentId), principal.userId);
+    const spoken = await this.deps.spokenConsent.submissionOf(principal, form);
 
     const enrollment = await this.embedForEnrollment(engine, principal.userId, name, files);
+    const verified = spoken && (await this.deps.spokenConsent.verify(principal, spoken, enrollment, engine));
     const quality = summarizeQuality(enrollment.files, files);
     const now = runtime.clock.now();
     const outcome = await db.transaction(async (tx): Promise<EnrollOutcome> => {
@@ -90,6 +96,7 @@ export class VoiceService {
         embedding: enrollment.embedding,
       });
       await consents.attachConsentToVoice(tx, consentId, voice.id);
+      await this.recordSpokenConsent(tx, verified, voice.id, principal, now);
       await this.completeEnrollment(tx, voice, match, principal, now);
       return { kind: 'enrolled', voice };
     });
@@ -109,8 +116,10 @@ export class VoiceService {
     // Checked before the audio is processed, and again under lock when the voiceprint is replaced.
     const before = await findVoiceFor(db, principal, voiceId);
     refuseWhileHeld(before, 'a new voiceprint');
+    const spoken = await this.deps.spokenConsent.submissionOf(principal, form);
 
     const enrollment = await this.embedForEnrollment(engine, before.ownerId, before.name, files);
+    const verified = spoken && (await this.deps.spokenConsent.verify(principal, spoken, enrollment, engine));
     const quality = summarizeQuality(enrollment.files, files);
     const now = runtime.clock.now();
     const outcome = await db.transaction(async (tx): Promise<EnrollOutcome> => {
@@ -127,6 +136,7 @@ export class VoiceService {
         quality,
         updatedAt: now,
       });
+      await this.recordSpokenConsent(tx, verified, replaced.id, principal, now);
       await this.completeEnrollment(tx, replaced, match, principal, now);
       return { kind: 'enrolled', voice: replaced };
     });
@@ -196,6 +206,10 @@ export class VoiceService {
       return 'refused';
     }
     return nearest && nearest.similarity >= points.review ? nearest : null;
+  }
+
+  private async recordSpokenConsent(tx: Executor, verified: VerifiedConsent | null, voiceId: string, principal: Principal, now: Date) {
+    if (verified) await this.deps.spokenConsent.record(tx, verified, voiceId, principal, now);
   }
 
   /** What every stored voiceprint is followed by, in its transaction. */

@@ -3,6 +3,7 @@ import { comparisonResultSchema } from '../detection.js';
 import { limits } from '../limits.js';
 import { AUDIO_PROBLEM_CODES } from '../problem.js';
 import { screeningResultSchema } from '../screening.js';
+import { consentChallengeSchema } from '../spoken-consent.js';
 import {
   consentSchema,
   decideVoiceReviewRequestSchema,
@@ -23,6 +24,14 @@ const bearerProblems = ['authentication_required', 'invalid_token'] as const;
 /** What the engine answers for a file it cannot use, and when its queue is full. */
 const audioProblems = [...AUDIO_PROBLEM_CODES, 'unsupported_media_type', 'validation_failed', 'unavailable'] as const;
 
+/** Each check of a spoken consent has its own answer, so a client can say which one failed. */
+const spokenConsentProblems = [
+  'consent_challenge_invalid',
+  'consent_statement_not_spoken',
+  'consent_phrase_not_spoken',
+  'consent_speaker_mismatch',
+] as const;
+
 const AUDIO_FORMATS = 'WAV, FLAC, MP3, Ogg Opus/Vorbis, WebM/Opus or MP4/M4A';
 
 export const grantConsentRoute = defineRoute({
@@ -35,6 +44,17 @@ export const grantConsentRoute = defineRoute({
   body: grantConsentRequestSchema,
   success: { status: 201, description: 'Consent recorded', schema: consentSchema },
   problems: [...bearerProblems, 'validation_failed', 'malformed_json'],
+});
+
+export const createConsentChallengeRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/consents/challenges',
+  operationId: 'createConsentChallenge',
+  summary: `A spoken-consent challenge: the statement and a random phrase to read aloud, in the voice being enrolled, into the \`spoken_consent\` recording of the next enrollment or re-enrollment; single use, valid ${limits.consentChallengeTtlSeconds / 60} min`,
+  tag: 'voices',
+  auth: ['bearer'],
+  success: { status: 201, description: 'Challenge issued', schema: consentChallengeSchema },
+  problems: [...bearerProblems],
 });
 
 export const enrollVoiceRoute = defineRoute({
@@ -53,6 +73,12 @@ export const enrollVoiceRoute = defineRoute({
     },
     name: { description: 'display name, 1 to 100 characters', required: true },
     consent_id: { description: 'an unused biometric consent of the caller (POST /api/v1/consents)', required: true },
+    spoken_consent: {
+      description: `the owner reading the consent statement, then the phrase, of a challenge (POST /api/v1/consents/challenges) in the voice being enrolled; at most ${limits.spokenConsentMaxSeconds} s. Required when the origin runs with spoken consent required (docs/OPERATIONS.md#spoken-consent)`,
+      file: true,
+      required: false,
+    },
+    challenge_id: { description: 'the challenge the spoken_consent recording reads; single use', required: false },
   },
   success: {
     status: 201,
@@ -60,7 +86,7 @@ export const enrollVoiceRoute = defineRoute({
       "Voice enrolled: `status` `ready`, or `pending_review` when it resembles another owner's voice enough to need an administrator",
     schema: enrolledVoiceSchema,
   },
-  problems: [...bearerProblems, ...audioProblems, 'consent_required', 'identity_conflict'],
+  problems: [...bearerProblems, ...audioProblems, 'consent_required', ...spokenConsentProblems, 'identity_conflict'],
 });
 
 export const reenrollVoiceRoute = defineRoute({
@@ -78,6 +104,12 @@ export const reenrollVoiceRoute = defineRoute({
       multiple: true,
       required: true,
     },
+    spoken_consent: {
+      description: `the owner reading the consent statement, then the phrase, of a challenge (POST /api/v1/consents/challenges) in the voice being enrolled; at most ${limits.spokenConsentMaxSeconds} s. Required when the origin runs with spoken consent required (docs/OPERATIONS.md#spoken-consent)`,
+      file: true,
+      required: false,
+    },
+    challenge_id: { description: 'the challenge the spoken_consent recording reads; single use', required: false },
   },
   success: {
     status: 200,
@@ -85,7 +117,7 @@ export const reenrollVoiceRoute = defineRoute({
       "Voiceprint replaced: `status` `ready`, or `pending_review` (granting nothing until an administrator clears it) when it resembles another owner's voice enough to need one",
     schema: enrolledVoiceSchema,
   },
-  problems: [...bearerProblems, ...audioProblems, 'not_found', 'voice_under_review', 'identity_conflict'],
+  problems: [...bearerProblems, ...audioProblems, 'not_found', 'voice_under_review', ...spokenConsentProblems, 'identity_conflict'],
 });
 
 export const listVoicesRoute = defineRoute({

@@ -1,11 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, customType, pgTable, primaryKey, smallint, text, timestamp } from 'drizzle-orm/pg-core';
-
-/** bytea as a Buffer from either driver (PGlite answers a Uint8Array, node-postgres a Buffer). */
-const bytes = customType<{ data: Buffer; driverData: Uint8Array | string }>({
-  dataType: () => 'bytea',
-  fromDriver: (value) => (typeof value === 'string' ? Buffer.from(value.replace(/^\\x/, ''), 'hex') : Buffer.from(value)),
-});
+import { bigint, boolean, check, pgTable, primaryKey, smallint, text, timestamp } from 'drizzle-orm/pg-core';
+import { bytes } from './bytes.js';
 
 /**
  * The audit log's Merkle tree as tlog-tiles (origin/src/audit/merkle.ts): tile (level, index) holds

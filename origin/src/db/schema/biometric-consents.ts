@@ -1,5 +1,6 @@
+import type { SpokenConsentEvidence } from '@vip/shared-schema';
 import { sql } from 'drizzle-orm';
-import { index, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { users } from './identity.js';
 import { voices } from './voices.js';
 
@@ -22,6 +23,8 @@ export const biometricConsents = pgTable(
     voiceId: uuid('voice_id')
       .unique()
       .references(() => voices.id, { onDelete: 'cascade' }),
+    /** What the spoken-consent checks found (SpokenConsentEvidence in shared-schema); null for a voice enrolled before them. */
+    spokenEvidence: jsonb('spoken_evidence').$type<SpokenConsentEvidence>(),
   },
   (table) => [index('biometric_consents_owner_idx').on(table.ownerId)],
 );

@@ -1,0 +1,234 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import {
+  type AuditRecord,
+  buildAuditRecord,
+  limits,
+  ProblemError,
+  SPOKEN_CONSENT_STATEMENT,
+  type SpokenConsentEvidence,
+} from '@vip/shared-schema';
+import { queueAuditRecords } from '../audit/queue.js';
+import type { Principal } from '../auth/guard.js';
+import { recordSpokenEvidence } from '../biometric-consent/store.js';
+import type { Database, Executor } from '../db/client.js';
+import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
+import type { Runtime } from '../runtime.js';
+import { decodeAudio } from '../voiceprint/decode.js';
+import type { TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
+import { checkConsentWords, PHRASE_WORDS, spokenWords } from './consent-words.js';
+import type { SpokenConsentSettings } from './settings.js';
+import * as store from './store.js';
+import { WordsChecker } from './words.js';
+
+export interface SpokenConsentDeps {
+  db: Database;
+  runtime: Runtime;
+  settings: SpokenConsentSettings;
+}
+
+/** What an enrollment form carries for the spoken consent. */
+export interface SpokenConsentSubmission {
+  challengeId: string;
+  recording: UploadedFile;
+}
+
+/** A consent recording that passed the checks, waiting for the enrollment's transaction. */
+export interface VerifiedConsent {
+  challengeId: string;
+  recording: UploadedFile;
+  evidence: SpokenConsentEvidence;
+}
+
+/** Written by calibrate.ts on dev/ (docs/BENCHMARKS.md#spoken-consent). */
+const calibration = JSON.parse(readFileSync(new URL('./calibration.json', import.meta.url), 'utf8')) as {
+  statement: { min_score: number };
+};
+
+const CHALLENGE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export class SpokenConsentService {
+  private words: Promise<WordsChecker> | undefined;
+
+  constructor(private readonly deps: SpokenConsentDeps) {}
+
+  /** Loads the decoder and checks that it can spell the statement and every phrase word (main.ts calls it at start-up). */
+  ready(): Promise<WordsChecker> {
+    this.words ??= WordsChecker.create().then((checker) => {
+      const words = [SPOKEN_CONSENT_STATEMENT.text, ...SPOKEN_CONSENT_STATEMENT.negations, ...PHRASE_WORDS].flatMap(spokenWords);
+      const unknown = [...new Set(words)].filter((word) => !checker.knows(word));
+      if (unknown.length > 0) throw new Error(`The speech decoder's dictionary lacks ${unknown.join(', ')}`);
+      return checker;
+    });
+    return this.words;
+  }
+
+  async issueChallenge(principal: Principal) {
+    const { db, runtime } = this.deps;
+    await this.ready();
+    const now = runtime.clock.now();
+    const row = await store.insertChallenge(db, {
+      id: runtime.newId(),
+      ownerId: principal.userId,
+      statementVersion: SPOKEN_CONSENT_STATEMENT.version,
+      language: SPOKEN_CONSENT_STATEMENT.language,
+      phrase: randomPhrase(),
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + limits.consentChallengeTtlSeconds * 1000),
+    });
+    return {
+      challenge_id: row.id,
+      statement: SPOKEN_CONSENT_STATEMENT.text,
+      statement_version: row.statementVersion,
+      phrase: row.phrase,
+      language: SPOKEN_CONSENT_STATEMENT.language,
+      expires_at: row.expiresAt.toISOString(),
+    };
+  }
+
+  /**
+   * The spoken consent of an enrollment form: null when none was sent and none is required. Its
+   * challenge is checked here, before any audio is processed.
+   */
+  async submissionOf(principal: Principal, form: MultipartForm): Promise<SpokenConsentSubmission | null> {
+    const recording = form.files.get('spoken_consent')?.[0];
+    const challengeId = form.fields.get('challenge_id');
+    if (!recording && challengeId === undefined && this.deps.settings.mode === 'when_given') return null;
+    const errors = [
+      ...(recording ? [] : [{ field: 'body.spoken_consent', message: 'a recording of the statement and the phrase is required' }]),
+      ...(challengeId !== undefined && CHALLENGE_ID.test(challengeId)
+        ? []
+        : [{ field: 'body.challenge_id', message: 'the challenge_id of POST /api/v1/consents/challenges is required' }]),
+    ];
+    if (errors.length > 0) throw new ProblemError('validation_failed', 'The multipart form is invalid.', { errors });
+    const submission = { challengeId: challengeId!, recording: recording! };
+    this.usableChallenge(await store.findChallenge(this.deps.db, submission.challengeId), principal);
+    return submission;
+  }
+
+  /**
+   * The voice and the words of the consent recording (the challenge was checked by submissionOf):
+   * read by the speaker of `enrollment` at the model's sample-vs-enrolled point, then the statement,
+   * then the phrase. A failed check throws its own problem; a words problem says what was heard.
+   */
+  async verify(
+    principal: Principal,
+    submission: SpokenConsentSubmission,
+    enrollment: TaggedEmbedding,
+    engine: VoiceprintEngine,
+  ): Promise<VerifiedConsent> {
+    const challenge = this.usableChallenge(await store.findChallenge(this.deps.db, submission.challengeId), principal);
+    const audio = await decodeAudio(submission.recording.bytes, {
+      maxBytes: limits.audioMaxBytes,
+      maxSeconds: limits.spokenConsentMaxSeconds,
+      minSeconds: 0.5,
+    });
+    const consentVoice = await engine.embedFile(submission.recording.bytes);
+    const similarity = engine.cosine(consentVoice, enrollment);
+    const threshold = engine.points(enrollment.model).sample_vs_enrolled.verify;
+    if (similarity < threshold) {
+      throw new ProblemError(
+        'consent_speaker_mismatch',
+        'The spoken consent was read by another voice than the one in the enrollment recordings.',
+      );
+    }
+    const verdict = checkConsentWords(
+      await this.ready(),
+      audio.samples,
+      { statement: SPOKEN_CONSENT_STATEMENT.text, negations: SPOKEN_CONSENT_STATEMENT.negations, phrase: challenge.phrase },
+      { minStatementScore: calibration.statement.min_score, phraseMaxWrongWords: this.deps.settings.phraseMaxWrongWords },
+    );
+    if (!verdict.statement.passed) {
+      const heard = verdict.heard === '' ? 'nothing the statement could be' : `"${verdict.heard}"`;
+      throw new ProblemError(
+        'consent_statement_not_spoken',
+        `The consent statement was not heard in the spoken_consent recording. Heard: ${heard} (score ${verdict.statement.score}, at least ${calibration.statement.min_score} needed). Read the statement as shown, then the phrase.`,
+      );
+    }
+    if (!verdict.phrase.passed) {
+      throw new ProblemError(
+        'consent_phrase_not_spoken',
+        `The challenge phrase was not heard after the statement. Heard: "${verdict.phrase.heard}"; expected "${challenge.phrase}" (${verdict.phrase.wrong_words} word(s) wrong).`,
+      );
+    }
+    return {
+      challengeId: challenge.id,
+      recording: submission.recording,
+      evidence: {
+        challenge_id: challenge.id,
+        statement_version: challenge.statementVersion,
+        phrase: challenge.phrase,
+        heard: verdict.heard,
+        statement_score: verdict.statement.score,
+        phrase_wrong_words: verdict.phrase.wrong_words,
+        speaker_similarity: Math.round(similarity * 10_000) / 10_000,
+        speaker_threshold: Math.round(threshold * 10_000) / 10_000,
+        recording_sha256: createHash('sha256').update(submission.recording.bytes).digest('hex'),
+        checked_at: this.deps.runtime.clock.now().toISOString(),
+      },
+    };
+  }
+
+  /**
+   * In the enrollment's transaction, once the voice exists and its biometric consent is attached:
+   * spends the challenge (a second enrollment on it is refused), keeps the recording with the voice,
+   * writes the evidence into the consent record and the decision into the audit log.
+   */
+  async record(tx: Executor, verified: VerifiedConsent, voiceId: string, principal: Principal, now: Date): Promise<void> {
+    if (!(await store.spendChallenge(tx, verified.challengeId, now))) throw challengeProblem();
+    await store.keepRecording(tx, {
+      voiceId,
+      audio: Buffer.from(verified.recording.bytes),
+      filename: verified.recording.filename,
+      sha256: verified.evidence.recording_sha256,
+      recordedAt: now,
+    });
+    await recordSpokenEvidence(tx, voiceId, verified.evidence);
+    await queueAuditRecords(tx, [spokenConsentAuditRecord(verified.evidence, voiceId, principal, now, this.deps.runtime.newId())], now);
+  }
+
+  /** The owner's download of a voice's consent recording (the caller found the voice as theirs). */
+  async recordingOf(voiceId: string) {
+    const row = await store.findRecording(this.deps.db, voiceId);
+    if (!row) throw new ProblemError('not_found', 'This voice has no spoken-consent recording (it was enrolled before spoken consent).');
+    return row;
+  }
+
+  /** Unknown, another owner's, spent and expired challenges answer alike, so challenge ids cannot be probed. */
+  private usableChallenge(challenge: store.ChallengeRow | null, principal: Principal): store.ChallengeRow {
+    const now = this.deps.runtime.clock.now();
+    if (!challenge || challenge.ownerId !== principal.userId || challenge.usedAt !== null || challenge.expiresAt <= now) {
+      throw challengeProblem();
+    }
+    return challenge;
+  }
+}
+
+const challengeProblem = () =>
+  new ProblemError(
+    'consent_challenge_invalid',
+    'The challenge_id is not an unused, unexpired challenge of yours: ask for a new one (POST /api/v1/consents/challenges) and record the consent again.',
+  );
+
+function randomPhrase(): string {
+  const digits = new Uint32Array(limits.consentPhraseWords);
+  crypto.getRandomValues(digits);
+  return Array.from(digits, (value) => PHRASE_WORDS[value % PHRASE_WORDS.length]).join(' ');
+}
+
+function spokenConsentAuditRecord(
+  evidence: SpokenConsentEvidence,
+  voiceId: string,
+  principal: Principal,
+  now: Date,
+  checkId: string,
+): AuditRecord {
+  return buildAuditRecord('spoken_consent.verified', {
+    check_id: checkId,
+    decided_at: now,
+    voice_id: voiceId,
+    reason: `statement_version ${evidence.statement_version}`,
+    caller_type: 'user',
+    caller_id: principal.userId,
+  });
+}

@@ -1,0 +1,186 @@
+import { consentChallengeSchema, limits, SPOKEN_CONSENT_STATEMENT } from '@vip/shared-schema';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { biometricConsents, consentChallenges, voices } from '../db/schema.js';
+import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { expectProblem } from '../testing/problem.js';
+import { enroll, grantConsent, inject, origin } from '../testing/voice-routes.js';
+import { audioForm, silentWav, speakerRecordings } from '../testing/voiceprint.js';
+import { pcm16Wav } from '../voiceprint/test-support/fixtures.js';
+import { PHRASE_WORDS } from './consent-words.js';
+
+type Owner = Awaited<ReturnType<typeof loggedIn>>;
+
+const challenge = async (owner: Owner, target: TestOrigin = origin) =>
+  consentChallengeSchema.parse(
+    (await target.app.inject({ method: 'POST', url: '/api/v1/consents/challenges', headers: bearer(owner.accessToken) })).json(),
+  );
+
+/** 30 s of speech from three recordings of one speaker, the enrollment audio of these tests. */
+const ENROLLMENT = () => speakerRecordings('so762:SPEAKER9622', 0, 3);
+/** Another recording of the same speaker: the right voice, but a sentence of the corpus, not the statement. */
+const SAME_VOICE_OTHER_WORDS = () => speakerRecordings('so762:SPEAKER9622', 3, 1)[0]!;
+
+/** Nothing of the attempt is kept: no voice, the consent unused, the challenge unspent. */
+async function expectNothingStored(owner: Owner, consentId: string, challengeId: string) {
+  const { db } = origin.database;
+  expect(await db.select().from(voices).where(eq(voices.ownerId, owner.userId))).toEqual([]);
+  const [consent] = await db.select().from(biometricConsents).where(eq(biometricConsents.id, consentId));
+  expect(consent).toMatchObject({ voiceId: null, spokenEvidence: null });
+  const [row] = await db.select().from(consentChallenges).where(eq(consentChallenges.id, challengeId));
+  expect(row?.usedAt ?? null).toBeNull();
+}
+
+describe('POST /api/v1/consents/challenges', () => {
+  it('issues the statement and a fresh random phrase of digits, bound to the caller, valid for minutes', async () => {
+    const owner = await loggedIn(origin);
+    const before = Date.now();
+    const first = await challenge(owner);
+    const second = await challenge(owner);
+    expect(first).toMatchObject({
+      statement: SPOKEN_CONSENT_STATEMENT.text,
+      statement_version: SPOKEN_CONSENT_STATEMENT.version,
+      language: 'en',
+    });
+    expect(first.phrase.split(' ')).toHaveLength(limits.consentPhraseWords);
+    for (const word of first.phrase.split(' ')) expect(PHRASE_WORDS).toContain(word);
+    expect(second.challenge_id).not.toBe(first.challenge_id);
+    expect(Date.parse(first.expires_at) - before).toBeGreaterThanOrEqual(limits.consentChallengeTtlSeconds * 1000 - 1000);
+    const [row] = await origin.database.db.select().from(consentChallenges).where(eq(consentChallenges.id, first.challenge_id));
+    expect(row).toMatchObject({ ownerId: owner.userId, phrase: first.phrase, usedAt: null });
+  });
+
+  it('needs a Bearer token', async () => {
+    expectProblem(await inject({ method: 'POST', url: '/api/v1/consents/challenges' }), 401, 'authentication_required');
+  });
+});
+
+describe('POST /api/v1/voices/enroll with a spoken consent', () => {
+  it('refuses a consent read by another speaker than the enrollment audio (consent_speaker_mismatch), storing nothing', async () => {
+    const owner = await loggedIn(origin);
+    const consentId = await grantConsent(owner);
+    const { challenge_id } = await challenge(owner);
+    const answer = await enroll(
+      owner,
+      { audio: ENROLLMENT(), spoken_consent: speakerRecordings('so762:SPEAKER9623', 0, 1) },
+      { name: 'Borrowed', consent_id: consentId, challenge_id },
+    );
+    expectProblem(answer, 422, 'consent_speaker_mismatch');
+    await expectNothingStored(owner, consentId, challenge_id);
+  });
+
+  it('refuses a consent in the right voice that does not read the statement (consent_statement_not_spoken), saying what was heard', async () => {
+    const owner = await loggedIn(origin);
+    const consentId = await grantConsent(owner);
+    const { challenge_id } = await challenge(owner);
+    const answer = await enroll(
+      owner,
+      { audio: ENROLLMENT(), spoken_consent: SAME_VOICE_OTHER_WORDS() },
+      { name: 'Unread', consent_id: consentId, challenge_id },
+    );
+    const problem = expectProblem(answer, 422, 'consent_statement_not_spoken');
+    expect(problem.detail).toMatch(/Heard: /);
+    await expectNothingStored(owner, consentId, challenge_id);
+  });
+
+  it("refuses another owner's, an expired, a spent and an unknown challenge alike (consent_challenge_invalid) before any audio is processed", async () => {
+    const owner = await loggedIn(origin);
+    const other = await loggedIn(origin);
+    const consentId = await grantConsent(owner);
+    const foreign = (await challenge(other)).challenge_id;
+    const spent = (await challenge(owner)).challenge_id;
+    await origin.database.db.update(consentChallenges).set({ usedAt: new Date() }).where(eq(consentChallenges.id, spent));
+    const expiring = (await challenge(owner)).challenge_id;
+    const attempt = (challenge_id: string) =>
+      enroll(
+        owner,
+        { audio: ENROLLMENT(), spoken_consent: SAME_VOICE_OTHER_WORDS() },
+        { name: 'Replay', consent_id: consentId, challenge_id },
+      );
+    for (const challengeId of [foreign, spent, '00000000-0000-4000-8000-000000000000']) {
+      expectProblem(await attempt(challengeId), 403, 'consent_challenge_invalid');
+    }
+    origin.runtime.advance((limits.consentChallengeTtlSeconds + 1) * 1000);
+    try {
+      expectProblem(await attempt(expiring), 403, 'consent_challenge_invalid');
+    } finally {
+      origin.runtime.advance(-(limits.consentChallengeTtlSeconds + 1) * 1000);
+    }
+    await expectNothingStored(owner, consentId, expiring);
+  });
+
+  it('answers silence, noise, a 60 s recording, a text file and a corrupt upload with problem+json, storing nothing', async () => {
+    const owner = await loggedIn(origin);
+    const consentId = await grantConsent(owner);
+    const { challenge_id } = await challenge(owner);
+    const noise = pcm16Wav(Float32Array.from({ length: 16000 * 4 }, (_, i) => Math.sin(i * 12.9898) * 0.3));
+    const corrupt = silentWav(2);
+    new DataView(corrupt.buffer).setUint16(32, 3, true);
+    const cases: Array<[Uint8Array, number, string]> = [
+      [silentWav(4), 422, 'no_speech'],
+      [noise, 422, 'no_speech'],
+      [silentWav(60), 422, 'too_long'],
+      [new TextEncoder().encode('I am the owner of this voice and I agree.'), 422, 'unsupported_format'],
+      [corrupt, 422, 'corrupt_audio'],
+    ];
+    for (const [recording, status, code] of cases) {
+      const answer = await enroll(
+        owner,
+        { audio: ENROLLMENT(), spoken_consent: recording },
+        { name: 'Bad', consent_id: consentId, challenge_id },
+      );
+      expectProblem(answer, status, code);
+    }
+    await expectNothingStored(owner, consentId, challenge_id);
+  });
+
+  it('refuses a challenge_id without a recording, and a recording without a challenge_id, naming the field', async () => {
+    const owner = await loggedIn(origin);
+    const consentId = await grantConsent(owner);
+    const { challenge_id } = await challenge(owner);
+    const noRecording = expectProblem(
+      await enroll(owner, { audio: ENROLLMENT() }, { name: 'Half', consent_id: consentId, challenge_id }),
+      422,
+      'validation_failed',
+    );
+    expect(noRecording.errors?.map((error) => error.field)).toEqual(['body.spoken_consent']);
+    const noChallenge = expectProblem(
+      await enroll(owner, { audio: ENROLLMENT(), spoken_consent: SAME_VOICE_OTHER_WORDS() }, { name: 'Half', consent_id: consentId }),
+      422,
+      'validation_failed',
+    );
+    expect(noChallenge.errors?.map((error) => error.field)).toEqual(['body.challenge_id']);
+  });
+});
+
+describe('SPOKEN_CONSENT=required', () => {
+  let required: TestOrigin;
+  beforeAll(async () => {
+    required = await startTestOrigin({
+      voiceprint: (await import('../testing/voice-routes.js')).engine,
+      spokenConsent: { mode: 'required', phraseMaxWrongWords: 1 },
+    });
+  });
+  afterAll(() => required?.close());
+
+  it('refuses an enrollment without a spoken consent, naming both fields, storing nothing', async () => {
+    const owner = await loggedIn(required);
+    const { consent_id } = (
+      await required.app.inject({
+        method: 'POST',
+        url: '/api/v1/consents',
+        headers: bearer(owner.accessToken),
+        payload: { type: 'biometric', statement_version: 'v3', accepted: true },
+      })
+    ).json();
+    const enrollment = await required.app.inject({
+      method: 'POST',
+      url: '/api/v1/voices/enroll',
+      headers: bearer(owner.accessToken),
+      payload: audioForm({ audio: ENROLLMENT() }, { name: 'Unspoken', consent_id }),
+    });
+    const problem = expectProblem(enrollment, 422, 'validation_failed');
+    expect(problem.errors?.map((error) => error.field)).toEqual(['body.spoken_consent', 'body.challenge_id']);
+    expect(await required.database.db.select().from(voices).where(eq(voices.ownerId, owner.userId))).toEqual([]);
+  });
+});
