@@ -85,7 +85,10 @@ export class ScreeningService {
       }
       await queueAuditRecords(
         tx,
-        [this.auditRecord(checkId, caller, platformName, engine.embeddingHash(sample.embedding, sample.model), scored, now)],
+        [
+          this.auditRecord(checkId, caller, platformName, engine.embeddingHash(sample.embedding, sample.model), scored, now),
+          ...scored.map((match) => this.matchRecord(runtime.newId(), checkId, caller, platformName, match, now)),
+        ],
         now,
       );
       return scored;
@@ -156,6 +159,38 @@ export class ScreeningService {
       consent_status: null,
       caller_type: caller.kind === 'platform' ? 'api_key' : 'user',
       caller_id: caller.kind === 'platform' ? caller.keyId : caller.userId,
+      token_jti: null,
+    };
+  }
+
+  /**
+   * One entry per matched voice, under that voice, so that its owner reads in the voice's timeline
+   * that a platform screened a recording of it. It names the platform (as the owner's gate entries
+   * do) and the screening's check id, and holds this voice's match only: no other voice, no sample
+   * hash, and no account or key id of whoever uploaded the recording.
+   */
+  private matchRecord(
+    checkId: string,
+    screeningCheckId: string,
+    caller: Caller,
+    platformName: string,
+    match: ScoredMatch,
+    now: Date,
+  ): AuditRecord {
+    return {
+      check_id: checkId,
+      kind: 'screening',
+      decided_at: now.toISOString(),
+      voice_id: match.voice.voiceId,
+      platform_name: platformName,
+      intended_use: null,
+      decision: null,
+      action: 'screened',
+      reason: `screening_match:${screeningCheckId}:${match.confidence.toFixed(4)}`,
+      license_status: match.licensed ? 'licensed' : 'unlicensed',
+      consent_status: null,
+      caller_type: caller.kind === 'platform' ? 'api_key' : 'user',
+      caller_id: null,
       token_jti: null,
     };
   }

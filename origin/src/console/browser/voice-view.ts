@@ -2,7 +2,7 @@ import type { AuditKind } from '../../../../shared-schema/src/audit.js';
 import { h, prettyJson, replace } from '../../../../shared-schema/src/browser/dom.js';
 import { INTENDED_USES } from '../../../../shared-schema/src/enums.js';
 import { checkboxGroup, handleSubmit } from './fields.js';
-import { errorNotice, successNotice, time } from './messages.js';
+import { errorNotice, preciseTime, successNotice, time } from './messages.js';
 import { receiptControl } from './receipt.js';
 import { qualityTable, recordingsPanel, seconds } from './recordings.js';
 import { api } from './session.js';
@@ -35,7 +35,11 @@ const happened = (reason: string | null) => spaced(reason).split(':')[0]!;
 const ENTRY_WORDS = {
   'gate.decision': (entry, who, use) =>
     `${who} asked to synthesize it${use}: ${entry.decision === 'allow' ? 'approved' : entry.decision === 'deny' ? 'blocked' : 'unresolved'}${entry.reason ? ` (${spaced(entry.reason)})` : ''}.`,
-  'authorization.redeemed': (_entry, who, use) => `${who} redeemed its authorization token${use}.`,
+  // A refused redemption (a token used twice, or revoked meanwhile) is audited under the same kind.
+  'authorization.redeemed': (entry, who, use) =>
+    entry.action === 'refused'
+      ? `${who} tried to redeem an authorization token${use}: refused (${spaced(entry.reason)}).`
+      : `${who} redeemed its authorization token${use}.`,
   // A first enrollment and a re-recording write the same entry: both store a new voiceprint.
   'enrollment.completed': (entry) =>
     `A new voiceprint was enrolled for this voice${entry.reason === 'pending_review' ? '; it is held for review, as it sounds very close to a voice of another owner' : ''}.`,
@@ -50,7 +54,11 @@ const ENTRY_WORDS = {
     entry.action === 'held'
       ? 'Held for an identity review: this voice and a voice of another owner sound very close, so an administrator checks them.'
       : `An administrator ended the identity review: the held voice was ${entry.action === 'cleared' ? 'cleared and is protected' : 'rejected and erased'}.`,
-  screening: (_entry, who) => `${who} screened a recording against the enrolled voices.`,
+  // Under a voice, the entry of one match (reason `screening_match:<screening check>:<confidence>`); the platform's own entry has no voice.
+  screening: (entry, who) =>
+    entry.voice_id
+      ? `${who} screened a recording, and it matched this voice (confidence ${entry.reason?.split(':')[2] ?? 'unknown'}); ${entry.license_status === 'licensed' ? 'it holds a licence for it' : 'it holds no licence for it'}.`
+      : `${who} screened a recording against the enrolled voices.`,
   'license.requested': (_entry, who) => `${who} asked you for a licence.`,
   // The reason starts with how the request ended (approved, declined, consent_withdrawn, voice_deleted), then its ids.
   'license.request_closed': (entry, who) => `The licence request of ${who} was closed: ${happened(entry.reason)}.`,
@@ -66,13 +74,14 @@ async function timeline(voiceId: string): Promise<HTMLElement> {
   const list = h('ol', { class: 'timeline', id: 'timeline' });
   const more = h('p');
   const load = async (cursor?: string) => {
-    const page = await api.audit.list({ voice_id: voiceId, limit: 50, ...(cursor ? { cursor } : {}) });
+    // In the order the decisions were made: the edge's reach the chain later and in batches, so `seq` order can put a redemption before its approval.
+    const page = await api.audit.list({ voice_id: voiceId, order: 'decided_at', limit: 50, ...(cursor ? { cursor } : {}) });
     for (const entry of page.entries) {
       list.append(
         h(
           'li',
-          { 'data-kind': entry.kind, 'data-decision': entry.decision ?? '' },
-          time(entry.recorded_at),
+          { 'data-kind': entry.kind, 'data-decision': entry.decision ?? '', 'data-action': entry.action ?? '' },
+          preciseTime(entry.decided_at),
           ' ',
           describeEntry(entry),
           h('span', { class: 'hint' }, ` Check ${entry.check_id}, entry ${entry.seq}.`),
