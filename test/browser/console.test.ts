@@ -208,7 +208,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
 
     it('gives synthesis consent and grants a licence, then sees the gate approve and block in the timeline', async () => {
       await page.getByRole('button', { name: 'Give synthesis consent' }).click();
-      await expect.poll(() => page.locator('#consent-state').textContent()).toContain('on: platforms with a licence');
+      await expect.poll(() => page.locator('#consent-state').textContent(), { timeout: 10_000 }).toContain('on: platforms with a licence');
 
       await page.getByLabel('Platform name').fill(platformName);
       await page.getByLabel('audiobook').check();
