@@ -255,11 +255,13 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
         .poll(
           async () => {
             await redrawWith('Refresh');
-            return page.locator('#timeline li[data-decision="deny"]').count();
+            // The edge's decisions and the origin's screening entry reach the chain separately.
+            const denials = await page.locator('#timeline li[data-decision="deny"]').count();
+            return denials > 1 && (await page.locator('#timeline li[data-kind="screening"]').count()) > 0;
           },
           { timeout: 30_000, interval: 1_000 },
         )
-        .toBeGreaterThan(1);
+        .toBe(true);
       const timeline = (await page.locator('#timeline').textContent()) ?? '';
       expect(timeline).toContain(`${platformName} asked to synthesize it for audiobook: approved`);
       expect(timeline).toContain(`${platformName} asked to synthesize it for podcast: blocked (scope mismatch)`);
