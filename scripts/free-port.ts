@@ -15,7 +15,8 @@ function ephemeralPortsFrom(): number {
 
 const LOWEST = 20000;
 
-const listensOn = (port: number) =>
+/** Whether a process could bind `port` on 127.0.0.1 now: false when anything listens there (any address that covers it). */
+export const portIsFree = (port: number) =>
   new Promise<boolean>((resolve) => {
     const server = createServer();
     server.once('error', () => resolve(false));
@@ -32,7 +33,7 @@ export async function freePort(): Promise<number> {
   const span = Math.max(1, ephemeralPortsFrom() - LOWEST);
   for (let attempt = 0; attempt < 100; attempt++) {
     const port = LOWEST + Math.floor(Math.random() * span);
-    if (await listensOn(port)) return port;
+    if (await portIsFree(port)) return port;
   }
   throw new Error(`no free port between ${LOWEST} and ${LOWEST + span}`);
 }

@@ -12,11 +12,11 @@
  * exactly the command and environment this script uses (test/support/service.ts `startPlanes`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './free-port.js';
+import { freePort, portIsFree } from './free-port.js';
 import { type PlaneSettings, planeSettings } from './plane-settings.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -74,6 +74,11 @@ export interface PlaneLaunch {
   name: 'origin' | 'edge';
   /** Where it serves once started. */
   url: string;
+  port: number;
+  /** The setting that moves it to another port. */
+  portSetting: 'ORIGIN_PORT' | 'EDGE_PORT';
+  /** Its `INSTANCE_ID`, new for each launch: the readiness check waits for this one, not whatever answers the port. */
+  instance: string;
   command: string;
   args: string[];
   cwd: string;
@@ -90,7 +95,9 @@ export async function preparePlanes(settings: PlaneSettings, env: Env = process.
   mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
   const secrets = loadOrCreateSecrets(settings.dataDir);
 
+  const [originInstance, edgeInstance] = [randomUUID(), randomUUID()];
   const edgeVars = {
+    INSTANCE_ID: edgeInstance,
     INTERNAL_SECRET: secrets.internal_secret,
     AUTH_TOKEN_PRIVATE_JWK: JSON.stringify(secrets.auth_token_private_jwk),
     ORIGIN_URL: originUrl,
@@ -109,12 +116,16 @@ export async function preparePlanes(settings: PlaneSettings, env: Env = process.
   const origin: PlaneLaunch = {
     name: 'origin',
     url: originUrl,
+    port: settings.originPort,
+    portSetting: 'ORIGIN_PORT',
+    instance: originInstance,
     command: bin('tsx'),
     args: [join(root, 'origin/src/main.ts')],
     cwd: root,
     env: {
       ...env,
       ORIGIN_PORT: String(settings.originPort),
+      INSTANCE_ID: originInstance,
       DATA_DIR: settings.dataDir,
       EDGE_URL: edgeUrl,
       INTERNAL_SECRET: secrets.internal_secret,
@@ -126,6 +137,9 @@ export async function preparePlanes(settings: PlaneSettings, env: Env = process.
   const edge: PlaneLaunch = {
     name: 'edge',
     url: edgeUrl,
+    port: settings.edgePort,
+    portSetting: 'EDGE_PORT',
+    instance: edgeInstance,
     command: bin('wrangler'),
     args: [
       'dev',
@@ -170,21 +184,42 @@ function prefixLines(child: ChildProcess, label: string) {
   }
 }
 
-/** Resolves once `url` serves its OpenAPI document; rejects when `child` exits first or the deadline passes. */
-export async function waitUntilServing(url: string, child: ChildProcess, deadlineMs: number): Promise<void> {
+/** One line per port of `launches` that something already listens on; empty when all are free. */
+async function takenPorts(launches: Pick<PlaneLaunch, 'port' | 'portSetting'>[]): Promise<string[]> {
+  const taken: string[] = [];
+  for (const { port, portSetting } of launches) {
+    if (!(await portIsFree(port))) {
+      taken.push(`port ${port} (${portSetting}) is already in use by another process: stop it, or set ${portSetting} to a free port`);
+    }
+  }
+  return taken;
+}
+
+/**
+ * Resolves once the plane `child` runs answers `GET /healthz` with its own instance id; rejects when
+ * `child` exits first, when another process answers the port, or when the deadline passes.
+ */
+export async function waitUntilServing(launch: PlaneLaunch, child: ChildProcess, deadlineMs: number): Promise<void> {
   while (Date.now() < deadlineMs) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`${url} exited with ${child.exitCode ?? child.signalCode} before serving`);
+      throw new Error(`the ${launch.name} exited with ${child.exitCode ?? child.signalCode} before serving on ${launch.url}`);
     }
+    let answered: unknown;
     try {
-      const response = await fetch(`${url}/openapi.json`);
-      if (response.ok) return;
+      const response = await fetch(`${launch.url}/healthz`);
+      answered = response.ok ? ((await response.json()) as { instance?: unknown }).instance : null;
     } catch {
-      // not listening yet
+      answered = undefined; // not listening yet
+    }
+    if (answered === launch.instance) return;
+    if (answered !== undefined) {
+      throw new Error(
+        `port ${launch.port} (${launch.portSetting}) is answered by another process, not the ${launch.name} just started: stop it, or set ${launch.portSetting} to a free port`,
+      );
     }
     await new Promise((r) => setTimeout(r, 150));
   }
-  throw new Error(`${url} did not start serving in time`);
+  throw new Error(`the ${launch.name} did not start serving on ${launch.url} in time`);
 }
 
 /** `--demo`: the admin password the seed logs in with, kept in DATA_DIR/demo.json unless ADMIN_PASSWORD is set. */
@@ -210,6 +245,15 @@ async function main() {
   const startedAt = Date.now();
   const demo = process.argv.slice(2).includes('--demo');
   const settings = planeSettings();
+  // Before anything is written or started: another service on these ports must not be seeded or mistaken for this one.
+  const taken = await takenPorts([
+    { port: settings.originPort, portSetting: 'ORIGIN_PORT' },
+    { port: settings.edgePort, portSetting: 'EDGE_PORT' },
+  ]);
+  if (taken.length > 0) {
+    for (const line of taken) console.error(`[start] ${line}`);
+    process.exit(1);
+  }
   const env = demo ? await demoEnvironment(settings) : process.env;
   const launches = await preparePlanes(settings, env);
   const [originUrl, edgeUrl] = [launches.origin.url, launches.edge.url];
@@ -246,7 +290,7 @@ async function main() {
 
   const deadline = Date.now() + 120_000;
   try {
-    await Promise.all([waitUntilServing(originUrl, origin, deadline), waitUntilServing(edgeUrl, edge, deadline)]);
+    await Promise.all([waitUntilServing(launches.origin, origin, deadline), waitUntilServing(launches.edge, edge, deadline)]);
   } catch (error) {
     console.error(`[start] ${(error as Error).message}`);
     stop(1);

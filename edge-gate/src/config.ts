@@ -42,10 +42,16 @@ const settingsSchema = z.object({
   GATE_LIMIT_PER_MINUTE: count(limits.gatePerCredentialPerMinute),
   DEMO_LIMIT_PER_HOUR: count(limits.demoPerIpPerHour),
   PUBLIC_GATE_LIMIT_PER_HOUR: count(limits.publicGatePerIpPerHour),
+  /** Answered by GET /healthz, so whoever started this Worker can tell it from another on the same port. */
+  INSTANCE_ID: z
+    .string()
+    .regex(/^[\w-]{1,64}$/)
+    .optional(),
 });
 
 export interface EdgeConfig {
   variant: GateVariant;
+  instanceId: string | undefined;
   originUrl: string;
   licensingUrl: string;
   internalSecret: string;
@@ -69,6 +75,7 @@ export function parseConfig(env: Record<string, unknown>): EdgeConfig {
   const s = parsed.data;
   return {
     variant: s.GATE_VARIANT,
+    instanceId: s.INSTANCE_ID,
     originUrl: s.ORIGIN_URL,
     licensingUrl: s.LICENSING_URL,
     internalSecret: s.INTERNAL_SECRET,

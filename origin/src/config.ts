@@ -42,6 +42,8 @@ const envSchema = z
   .object({
     ORIGIN_PORT: optional(z.coerce.number().int().min(0).max(65535)).default(8080),
     ORIGIN_HOST: optional(z.string()).default('127.0.0.1'),
+    /** Answered by GET /healthz, so whoever started this process can tell it from another on the same port. */
+    INSTANCE_ID: optional(z.string().regex(/^[\w-]{1,64}$/, 'letters, digits, `_` and `-`, at most 64')),
     DATA_DIR: optional(z.string()).default('./.data'),
     /** Set: a Postgres server through the Neon driver. Unset: embedded PGlite under DATA_DIR/pglite. */
     DATABASE_URL: optional(z.url({ protocol: /^postgres(ql)?$/ })),
@@ -137,6 +139,7 @@ const jwkSchema = z.object({ kty: z.literal('OKP'), crv: z.literal('Ed25519'), d
 export interface OriginConfig {
   port: number;
   host: string;
+  instanceId: string | undefined;
   dataDir: string;
   database: { kind: 'pglite'; dir: string } | { kind: 'postgres'; url: string; localProxy: boolean };
   edge: { url: string; internalSecret: string } | null;
@@ -200,6 +203,7 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
   return {
     port: e.ORIGIN_PORT,
     host: e.ORIGIN_HOST,
+    instanceId: e.INSTANCE_ID,
     dataDir: e.DATA_DIR,
     database,
     edge: e.EDGE_URL && e.INTERNAL_SECRET ? { url: e.EDGE_URL, internalSecret: e.INTERNAL_SECRET } : null,

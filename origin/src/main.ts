@@ -49,6 +49,7 @@ const {
   outbox,
   logger: { level: config.logLevel },
   trustProxy: config.trustProxy,
+  instanceId: config.instanceId,
   requestTimeoutMs: config.requestTimeoutMs,
   voiceprint,
   closeVoiceprint: true,

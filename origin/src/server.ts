@@ -50,6 +50,8 @@ export interface ServerDeps {
   outbox: OutboxSignal;
   logger: { level: string; stream?: NodeJS.WritableStream };
   trustProxy?: boolean;
+  /** `INSTANCE_ID`, answered by GET /healthz. */
+  instanceId?: string;
   /** Longest a client may take to send a whole request; default 120 s (Fastify's own default is none). */
   requestTimeoutMs?: number;
   /** Absent where no audio is served (tests of other domains): enroll and compare answer 503. */
@@ -162,7 +164,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     registry: [] as ContractRegistry,
     guards: createGuards(app, { tokens: deps.tokens, clock: deps.runtime.clock, apiKeys: services.platforms }),
   };
-  registerHealthRoutes(kit, services.health);
+  registerHealthRoutes(kit, services.health, deps.instanceId);
   registerAuthRoutes(kit, services.auth, deps.tokens);
   registerPlatformRoutes(kit, services.platforms);
   registerSynthesisConsentRoutes(kit, services.synthesisConsents);

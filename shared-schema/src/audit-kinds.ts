@@ -19,9 +19,11 @@ export type AuditReaderRole = 'owner' | 'platform' | 'caller';
 
 /** The fields an entry's words read (not AuditEntry, whose type is built from this table). */
 interface WordedEntry {
+  voice_id: string | null;
   decision: Decision | null;
   action: string | null;
   reason: string | null;
+  license_status: string | null;
   consent_status: ConsentStatus | null;
 }
 /** `who`: the platform, "you" or the service; `use`: " for <intended use>" or "". */
@@ -61,7 +63,11 @@ export const AUDIT_KIND_RULES = {
     actions: { redeemed: 'allow', refused: 'deny' },
     readers: ['owner', 'platform', 'caller'],
     events: [],
-    words: (_entry, who, use) => `${who} redeemed its authorization token${use}.`,
+    // A refused redemption (a token used twice, or revoked meanwhile) is audited under the same kind.
+    words: (entry, who, use) =>
+      entry.action === 'refused'
+        ? `${who} tried to redeem an authorization token${use}: refused (${spaced(entry.reason)}).`
+        : `${who} redeemed its authorization token${use}.`,
   },
   // A first enrollment and a re-recording write the same entry: both store a new voiceprint.
   'enrollment.completed': {
@@ -123,11 +129,16 @@ export const AUDIT_KIND_RULES = {
         : `An administrator ended the identity review: the held voice was ${entry.action === 'cleared' ? 'cleared and is protected' : 'rejected and erased'}.`,
   },
   // Under the screening platform and no voice: an owner never sees another voice's match.
+  // The platform's entry names no voice; each matched voice gets an entry of its own match, under it
+  // (reason `screening_match:<screening check>:<confidence>`), so one owner never reads another's.
   screening: {
     actions: { screened: null },
-    readers: ['platform', 'caller'],
+    readers: ['owner', 'platform', 'caller'],
     events: ['voice.detected'],
-    words: (_entry, who) => `${who} screened a recording against the enrolled voices.`,
+    words: (entry, who) =>
+      entry.voice_id
+        ? `${who} screened a recording, and it matched this voice (confidence ${entry.reason?.split(':')[2] ?? 'unknown'}); ${entry.license_status === 'licensed' ? 'it holds a licence for it' : 'it holds no licence for it'}.`
+        : `${who} screened a recording against the enrolled voices.`,
   },
   'license.requested': {
     actions: { requested: null },

@@ -12,10 +12,20 @@ export const serviceIndexSchema = z
   .meta({ id: 'ServiceIndex', description: 'Where the human-readable reference (`docs`) and the OpenAPI document are.' });
 export type ServiceIndex = z.infer<typeof serviceIndexSchema>;
 
-export const originLivenessSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Liveness' });
+/**
+ * `INSTANCE_ID` as the process was started with it, absent where none was set: `npm start` gives each
+ * plane a new random one and waits for it here, so another service already on the port (or an older
+ * start) is never taken for the one it just launched. It names a start, nothing about the deployment.
+ */
+const instanceField = z
+  .string()
+  .optional()
+  .describe('The `INSTANCE_ID` this process was started with (absent when none was set); launchers tell their own process by it.');
+
+export const originLivenessSchema = z.object({ status: z.literal('ok'), instance: instanceField }).meta({ id: 'Liveness' });
 
 export const edgeLivenessSchema = z
-  .object({ status: z.literal('ok'), variant: z.enum(GATE_VARIANTS) })
+  .object({ status: z.literal('ok'), variant: z.enum(GATE_VARIANTS), instance: instanceField })
   .meta({ id: 'EdgeLiveness', description: 'The Worker serves; `variant` is the deployed gate variant.' });
 export type EdgeLiveness = z.infer<typeof edgeLivenessSchema>;
 

@@ -51,19 +51,33 @@ export function qualityWarnings(quality: { clipping_ratio: number; snr_db: numbe
   return warnings;
 }
 
+/** One uploaded file's quality under the name it was uploaded as (problems about a file name it the same way). */
+const fileQualitySchema = audioQualitySchema
+  .extend({ filename: z.string().describe('the name the file was uploaded under (last path segment; `audio N` when none was sent)') })
+  .meta({ id: 'EnrollmentFileQuality' });
+
 export const enrollmentQualitySchema = z
   .object({
-    /** In upload order, each under the filename it was uploaded as (problems about a file name it the same way). */
-    files: z.array(
-      audioQualitySchema
-        .extend({ filename: z.string().describe('the name the file was uploaded under (last path segment; `audio N` when none was sent)') })
-        .meta({ id: 'EnrollmentFileQuality' }),
-    ),
+    /** In upload order. */
+    files: z.array(fileQualitySchema),
     clipping_ratio: z.number().describe('worst file'),
     snr_db: z.number().describe('worst file'),
     warnings: z.array(z.enum(QUALITY_WARNINGS)),
   })
   .meta({ id: 'EnrollmentQuality' });
+
+/**
+ * What `POST /api/v1/voices/measure` answers: each recording measured as enrollment measures it (the
+ * same decoder and voice-activity detector), so a page can say how much speech a take holds before
+ * the owner enrolls. Nothing of the audio is kept.
+ */
+export const recordingMeasurementsSchema = z
+  .object({
+    files: z.array(fileQualitySchema).describe('in upload order'),
+    speech_seconds: z.number().describe('all files together, as enrollment would count them'),
+  })
+  .meta({ id: 'RecordingMeasurements' });
+export type RecordingMeasurements = z.infer<typeof recordingMeasurementsSchema>;
 
 export const enrolledVoiceSchema = z
   .object({

@@ -4,11 +4,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename } from 'node:path';
 import { type AuditReceipt, verifyReceipt } from '@vip/shared-schema/client';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrolledVoice, json, post, type RunningService, registeredOwner, startService } from '../support/service.js';
 import { ENROLL_CLIPS, OTHER_SPEAKER_CLIPS } from '../support/speech.js';
-import { chromiumMissing, collectConsole, expectAccessible, launchChromium, screenshot, skipReason } from './support.js';
+import { chromiumMissing, collectConsole, expectAccessible, FAKE_MICROPHONE, launchChromium, screenshot, skipReason } from './support.js';
 
 const admin = { email: 'admin@console-e2e.example', password: 'console-e2e-admin-password' };
 const owner = { email: `owner-${randomUUID().slice(0, 8)}@console-e2e.example`, password: 'a long owner passphrase' };
@@ -45,7 +46,10 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
 
   beforeAll(async () => {
     [service, browser, receiver] = await Promise.all([
-      startService({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password, WEBHOOK_ALLOW_LOOPBACK: 'true' } }),
+      // Designed for a handful of voices (DESIGN_REGISTRY_SIZE), so that a screening of the owner's recording names the voice (test/e2e/protection-loop.test.ts).
+      startService({
+        env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password, WEBHOOK_ALLOW_LOOPBACK: 'true', DESIGN_REGISTRY_SIZE: '10' },
+      }),
       launchChromium(),
       startReceiver(),
     ]);
@@ -141,12 +145,16 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       expect(await page.locator('#consent-statement').textContent()).toContain('voiceprint');
       expect(await page.getByText('Consent statement, version 2026-01').count()).toBe(1);
 
+      // Enrolling before consenting is refused in the page; the notice goes once consent is given.
+      await page.getByRole('button', { name: 'Enroll this voice' }).click();
+      await expect.poll(() => page.locator('#enroll-result').textContent()).toBe('Give your biometric consent first (step 1).');
       // Consent is not given without the explicit tick.
       await page.getByRole('button', { name: 'Give consent' }).click();
       await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('Tick the box');
       await page.getByLabel('I have read this statement and I consent.').check();
       await page.getByRole('button', { name: 'Give consent' }).click();
       await page.getByText('Consent given (statement version 2026-01)').waitFor();
+      expect(await page.locator('#enroll-result').textContent()).toBe('');
 
       await page.getByLabel('Voice name').fill('My narrator voice');
       await page.getByRole('button', { name: 'Start recording' }).click();
@@ -160,20 +168,36 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       await page.waitForTimeout(6_000);
       await page.getByRole('button', { name: 'Stop recording' }).click();
       await page.getByText('take-1.webm').first().waitFor();
-      expect(await page.locator('#speech-total').textContent()).toMatch(/About \d+\.\d s of speech recorded of the 10 s needed/);
+      // The page's figure is the service's measurement of the take (the detector enrollment uses).
+      const total = page.locator('#speech-total');
+      await page.locator('#speech-total[data-measuring="false"]').waitFor({ timeout: 60_000 });
+      expect(await total.textContent()).toMatch(/^\d+\.\d s of speech, as the service measured it, of the 10 s needed\. Keep reading\.$/);
+      const pageFigure = async () => Number(await total.getAttribute('data-speech-seconds'));
+      const firstTake = await pageFigure();
       await page.getByRole('button', { name: 'Enroll this voice' }).click();
       const refusal = page.locator('#enroll-result [role="alert"]');
       await refusal.waitFor({ timeout: 90_000 });
       expect(await refusal.textContent()).toMatch(/not enough speech yet.*The service said: .*detected/);
+      const detected = Number(/(\d+\.\d) s was detected/.exec((await refusal.textContent()) ?? '')?.[1]);
+      expect(Math.abs(firstTake - detected)).toBeLessThanOrEqual(0.2 * detected);
       await screenshot(page, 'console-enroll-too-short');
 
       await page.getByRole('button', { name: 'Start recording' }).click();
       await page.waitForTimeout(19_000);
       await page.getByRole('button', { name: 'Stop recording' }).click();
       await page.getByText('take-2.webm').first().waitFor();
+      await page.locator('#speech-total[data-measuring="false"]').waitFor({ timeout: 60_000 });
+      expect(await total.textContent()).toContain('enough to enroll.');
+      const bothTakes = await pageFigure();
       await page.getByRole('button', { name: 'Enroll this voice' }).click();
       await page.locator('#quality, #enroll-result [role="alert"]').first().waitFor({ timeout: 90_000 });
-      expect(await page.locator('#enroll-result').textContent()).toMatch(/Enrolled "My narrator voice" from \d+\.\d s of speech/);
+      const enrolledText = (await page.locator('#enroll-result').textContent()) ?? '';
+      expect(enrolledText).toMatch(/Enrolled "My narrator voice" from \d+\.\d s of speech/);
+      const enrolledSpeech = Number(/from (\d+\.\d) s of speech/.exec(enrolledText)?.[1]);
+      expect(Math.abs(bothTakes - enrolledSpeech)).toBeLessThanOrEqual(0.2 * enrolledSpeech);
+      // The page follows what happened: no "Keep reading" after success, no stale consent notice.
+      expect(await total.textContent()).toBe(`Enrolled from ${enrolledSpeech.toFixed(1)} s of speech, as the service measured it.`);
+      expect(await page.getByText('Give your biometric consent first').count()).toBe(0);
       expect(await page.locator('#quality tbody tr td:first-child').allTextContents()).toEqual(['take-1.webm', 'take-2.webm']);
       await expectAccessible(page, 'enrolled');
       await screenshot(page, 'console-enrolled');
@@ -184,7 +208,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
 
     it('gives synthesis consent and grants a licence, then sees the gate approve and block in the timeline', async () => {
       await page.getByRole('button', { name: 'Give synthesis consent' }).click();
-      await expect.poll(() => page.locator('#consent-state').textContent()).toContain('on: platforms with a licence');
+      await expect.poll(() => page.locator('#consent-state').textContent(), { timeout: 10_000 }).toContain('on: platforms with a licence');
 
       await page.getByLabel('Platform name').fill(platformName);
       await page.getByLabel('audiobook').check();
@@ -200,21 +224,65 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
           { voice_id: voiceId, platform_name: platformName, intended_use: intendedUse },
           { 'x-api-key': apiKey },
         ).then(json);
-      await expect.poll(async () => (await gate('audiobook')).status, { timeout: 10_000 }).toBe('approved');
+      let approved: Record<string, unknown> = {};
+      await expect
+        .poll(
+          async () => {
+            approved = await gate('audiobook');
+            return approved.status;
+          },
+          { timeout: 10_000 },
+        )
+        .toBe('approved');
+      // The token redeemed, then redeemed again: the second is refused and audited as such.
+      const redeem = () =>
+        post(`${service.edgeUrl}${edgeRoutes.redeem.path}`, { token: approved.authorization_token }, { 'x-api-key': apiKey });
+      expect((await redeem()).status).toBe(200);
+      expect((await redeem()).status).toBe(409);
       expect(await gate('podcast')).toMatchObject({ status: 'blocked', reason: 'scope_mismatch' });
+      // A platform screens a recording of this voice (the fake microphone's): the owner sees the match.
+      const form = new FormData();
+      form.set('platform_name', platformName);
+      form.set('audio', new Blob([await readFile(FAKE_MICROPHONE)], { type: 'audio/wav' }), 'sample.wav');
+      const screened = await fetch(`${service.originUrl}/api/v1/protect/screen`, {
+        method: 'POST',
+        headers: { 'x-api-key': apiKey },
+        body: form,
+      });
+      expect(((await json(screened)).matches as { voice_id: string }[]).map((match) => match.voice_id)).toContain(voiceId);
 
       await expect
         .poll(
           async () => {
             await redrawWith('Refresh');
-            return page.locator('#timeline li[data-decision="deny"]').count();
+            // The edge's decisions and the origin's screening entry reach the chain separately.
+            const denials = await page.locator('#timeline li[data-decision="deny"]').count();
+            return denials > 1 && (await page.locator('#timeline li[data-kind="screening"]').count()) > 0;
           },
           { timeout: 30_000, interval: 1_000 },
         )
-        .toBeGreaterThan(0);
+        .toBe(true);
       const timeline = (await page.locator('#timeline').textContent()) ?? '';
       expect(timeline).toContain(`${platformName} asked to synthesize it for audiobook: approved`);
       expect(timeline).toContain(`${platformName} asked to synthesize it for podcast: blocked (scope mismatch)`);
+      // In the order the decisions were made, to the millisecond: the approval, its redemption, the refused second redemption.
+      const decidedAt = await page.locator('#timeline li time').evaluateAll((times) => times.map((each) => each.getAttribute('datetime')!));
+      expect(decidedAt).toEqual([...decidedAt].sort());
+      expect(await page.locator('#timeline li time').first().textContent()).toMatch(/\d[.,]\d{3}/);
+      const entries = await page.locator('#timeline li').allTextContents();
+      const approvedAt = entries.findIndex((text) => text.includes('for audiobook: approved'));
+      const redeemedAt = entries.findIndex((text) => text.includes('redeemed its authorization token for audiobook.'));
+      const refusedAt = entries.findIndex((text) =>
+        text.includes(`${platformName} tried to redeem an authorization token for audiobook: refused (token already used).`),
+      );
+      expect(
+        [approvedAt, redeemedAt, refusedAt].every((index) => index >= 0),
+        entries.join('\n'),
+      ).toBe(true);
+      expect(approvedAt).toBeLessThan(redeemedAt);
+      expect(redeemedAt).toBeLessThan(refusedAt);
+      expect(await page.locator('#timeline li[data-kind="authorization.redeemed"][data-action="refused"]').count()).toBe(1);
+      expect(timeline).toContain(`${platformName} screened a recording, and it matched this voice (confidence `);
       // The enrollment reads in plain words, not as its audit kind.
       expect(await page.locator('#timeline li[data-kind="enrollment.completed"]').textContent()).toContain(
         'A new voiceprint was enrolled for this voice.',
@@ -501,7 +569,9 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       expect(await page.locator('#voiceprint-outdated').textContent()).toContain('made by an older speaker model (vip-speaker-v0)');
 
       await page.getByLabel('Or upload recordings').setInputFiles(OTHER_SPEAKER_CLIPS);
-      await expect.poll(() => page.locator('#speech-total').textContent()).toContain(`plus ${OTHER_SPEAKER_CLIPS.length} uploaded file(s)`);
+      await page.locator('#speech-total[data-measuring="false"]').waitFor({ timeout: 60_000 });
+      expect(await page.locator('#speech-total').textContent()).toContain(`(0 take(s), ${OTHER_SPEAKER_CLIPS.length} uploaded file(s))`);
+      const measuredUploads = Number(await page.locator('#speech-total').getAttribute('data-speech-seconds'));
       await expectAccessible(page, 're-recording a voice of an older model');
       await page.getByRole('button', { name: 'Replace the voiceprint' }).click();
       await page.locator('#reenrolled, #reenroll-result [role="alert"]').first().waitFor({ timeout: 120_000 });
@@ -510,6 +580,9 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       expect(await page.locator('#reenrolled').textContent()).toMatch(
         /^Re-recorded "Re-recorded narrator" from \d+\.\d s of speech, under the speaker model \S+\. Status: ready/,
       );
+      // The committed fixtures: what the page said before sending agrees with what the service enrolled.
+      const reenrolledSpeech = Number(/from (\d+\.\d) s of speech/.exec((await page.locator('#reenrolled').textContent()) ?? '')?.[1]);
+      expect(Math.abs(measuredUploads - reenrolledSpeech)).toBeLessThanOrEqual(0.2 * reenrolledSpeech);
       expect(await page.locator('#quality tbody tr td:first-child').allTextContents()).toEqual(
         OTHER_SPEAKER_CLIPS.map((path) => basename(path)),
       );

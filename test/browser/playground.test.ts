@@ -20,23 +20,53 @@ describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`
     expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
   });
 
-  it("an evaluator sees the demo's three outcomes with their exact bodies, runs a live call and copies a snippet", async () => {
+  it("an evaluator sees the gate's own bodies first, the spec's demo shapes after and labelled, runs a live call and copies a snippet", async () => {
     const context = await running.browser.newContext();
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: running.service.edgeUrl });
     const page = await context.newPage();
     const messages = await collectConsole(page);
     await page.goto(`${running.service.edgeUrl}/playground`);
 
-    await page.locator('[data-outcome]').nth(2).waitFor();
+    await page.locator('[data-outcome]').nth(5).waitFor();
     const demo = (await (await fetch(`${running.service.edgeUrl}/api/v1/protect/demo/pre-synthesis-check`)).json()) as {
+      production_responses: Record<string, Record<string, unknown>>;
       possible_responses: Record<string, Record<string, unknown>>;
     };
-    // The check ids and the example voice id are fresh on every call; every other byte is the demo's own.
-    const withoutExampleIds = (text: string) => text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>');
-    for (const name of ['no_registry_record', 'protected_no_license', 'protected_licensed']) {
-      const shown = (await page.locator(`[data-outcome="${name}"] pre`).textContent()) ?? '';
-      expect(withoutExampleIds(shown)).toBe(withoutExampleIds(JSON.stringify(demo.possible_responses[name], null, 2)));
+    // The check ids, the example voice id and the token's expiry are fresh on every call; every other byte is the demo's own.
+    const withoutExampleIds = (text: string) =>
+      text
+        .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>')
+        .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>');
+    // First the bodies the gate returns (what INTEGRATION codes against), then the spec's demo shapes, each under its heading.
+    const cards = await page
+      .locator('[data-outcome]')
+      .evaluateAll((elements) =>
+        elements.map((element) => `${(element as HTMLElement).dataset.shape}:${(element as HTMLElement).dataset.outcome}`),
+      );
+    expect(cards).toEqual([
+      'production:approved',
+      'production:blocked',
+      'production:no_registry_record',
+      'spec:protected_licensed',
+      'spec:protected_no_license',
+      'spec:no_registry_record',
+    ]);
+    for (const [shape, bodies] of [
+      ['production', demo.production_responses],
+      ['spec', demo.possible_responses],
+    ] as const) {
+      for (const [name, body] of Object.entries(bodies)) {
+        const shown = (await page.locator(`[data-shape="${shape}"][data-outcome="${name}"] pre`).textContent()) ?? '';
+        expect(withoutExampleIds(shown)).toBe(withoutExampleIds(JSON.stringify(body, null, 2)));
+      }
     }
+    const headings = await page.locator('#outcomes h3').allTextContents();
+    expect(headings).toEqual(['What the gate returns: code against these', "The specification's demo shapes"]);
+    expect(await page.locator('[data-shape="spec"] h4').first().textContent()).toMatch(/^Spec demo shape: /);
+    // The snippet imports the installable client, not a path inside the repository.
+    const clientSnippet = (await page.locator('#client-gate').textContent()) ?? '';
+    expect(clientSnippet).toContain("from '@vip/client'");
+    expect(clientSnippet).not.toContain('@vip/shared-schema');
     await expectAccessible(page, 'playground');
 
     await page.getByRole('button', { name: 'Call the demo' }).click();

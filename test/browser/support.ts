@@ -18,6 +18,11 @@ export const skipReason = chromiumMissing ? ` (skipped: ${CHROMIUM} is not insta
 /** A few seconds of real read speech (see fixtures/README.md), played by the fake microphone in a loop. */
 export const FAKE_MICROPHONE = join(here, 'fixtures/fake-microphone.wav');
 export const SCREENSHOTS = join(root, 'docs/screenshots');
+/**
+ * Set by `npm run screenshots` only: the tests never rewrite committed files, so `npm test` on a
+ * clean clone leaves `git status` clean (.ci/run checks it).
+ */
+const refreshScreenshots = process.env.VIP_REFRESH_SCREENSHOTS === '1';
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
@@ -106,8 +111,9 @@ export async function expectAccessible(page: Page, what: string): Promise<void> 
   expect(serious, `${what}: ${JSON.stringify(serious, null, 1)}`).toEqual([]);
 }
 
-/** A full-page screenshot under docs/screenshots/, linked from the README. */
+/** A full-page screenshot under docs/screenshots/, linked from the README, when `npm run screenshots` runs the tests. */
 export async function screenshot(page: Page, name: string): Promise<void> {
+  if (!refreshScreenshots) return;
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }

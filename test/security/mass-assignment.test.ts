@@ -178,6 +178,11 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
       }
       return { url: `${s.origin}/api/v1/voices/${voiceId}/re-enroll`, form };
     },
+    measureRecordings: async () => {
+      const form = new FormData();
+      form.append('audio', new Blob([await readFile(SPEAKERS.a[0]!)], { type: 'audio/ogg' }), 'take.opus');
+      return { url: `${s.origin}/api/v1/voices/measure`, form };
+    },
     compareVoices: async () => {
       const form = new FormData();
       form.set('audio1', new Blob([await readFile(SPEAKERS.a[0]!)], { type: 'audio/ogg' }), 'one.opus');

@@ -209,6 +209,22 @@ describe('object-level authorization: another owner, another platform', () => {
       // A request is its platform's to read; no owner (not even the voice's) reads it here.
       await expectProblem(await call('getLicenseRequest', 'GET', `/api/v1/license-requests/${requestOnA}`), 404, 'not_found');
     },
+    measureRecordings: async () => {
+      // Measures only what B sends: the answer holds B's file and no voice, owner or id of anyone.
+      const form = new FormData();
+      form.set('audio', new Blob([await readFile(SPEAKERS.b[0]!)], { type: 'audio/ogg' }), 'take.opus');
+      attempts.push({ route: 'measureRecordings', input: "measure a recording, looking for another owner's data" });
+      const response = await s.call('measureRecordings', `${s.origin}/api/v1/voices/measure`, {
+        method: 'POST',
+        headers: asB(),
+        body: form,
+      });
+      expect(response.status).toBe(200);
+      const body = await json(response);
+      expect(Object.keys(body).sort()).toEqual(['files', 'speech_seconds']);
+      expect(JSON.stringify(body)).not.toContain(voiceA);
+      expect(JSON.stringify(body)).not.toContain(ownerA.userId);
+    },
     reenrollVoice: async () => {
       const form = new FormData();
       form.set('audio', new Blob([await readFile(SPEAKERS.b[0]!)], { type: 'audio/ogg' }), 'take.opus');

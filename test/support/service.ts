@@ -258,7 +258,7 @@ function planeProcess(launch: PlaneLaunch, write: (text: string) => void): Plane
           for (const line of lines) write(`[${launch.name}] ${line}\n`);
         });
       }
-      await waitUntilServing(launch.url, started, Date.now() + 110_000);
+      await waitUntilServing(launch, started, Date.now() + 110_000);
     },
     pause() {
       if (child?.pid) signalGroup(child.pid, 'SIGSTOP');

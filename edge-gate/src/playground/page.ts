@@ -24,7 +24,7 @@ function snippets(edgeUrl: string): Snippet[] {
       id: 'client-gate',
       title: 'TypeScript: the typed client',
       text: [
-        "import { authorizationTokenOf, createGateClient, isBlocked } from '@vip/shared-schema/client';",
+        "import { authorizationTokenOf, createGateClient, isBlocked } from '@vip/client'; // npm pack ./client (client/README.md)",
         '',
         `const gate = createGateClient({ baseUrl: '${edgeUrl}', apiKey: process.env.VIP_API_KEY! });`,
         "const result = await gate.preSynthesisCheck({ voice_id, platform_name: 'Example TTS', intended_use: 'audiobook' });",
@@ -37,7 +37,7 @@ function snippets(edgeUrl: string): Snippet[] {
 
 /**
  * The evaluator playground: what the gate answers, shown with the demo's own bodies (fetched live
- * by the page's script), a live call, and snippets to copy. The demo is public and rate limited
+ * by the page's script: the gate's production bodies first, the specification's demo shapes after), a live call, and snippets to copy. The demo is public and rate limited
  * per IP, so the page costs one demo call when it opens and one per "Call the demo" press.
  */
 export function renderPlayground(edgeUrl: string): string {
@@ -60,10 +60,10 @@ export function renderPlayground(edgeUrl: string): string {
     mainHtml: `<h1>Try the pre-synthesis gate</h1>
 <p>A text-to-speech platform asks the gate before it synthesizes a voice. The gate answers with one of three outcomes:
 the voice is not registered, it is registered and your platform may not use it (blocked), or it is licensed (approved, with a single-use authorization token).
-Below are the demo's exact bodies, a live call, and code to copy.</p>
+Below are the bodies the gate returns, then the specification's demo shapes, a live call, and code to copy.</p>
 <section aria-labelledby="outcomes-title">
 <h2 id="outcomes-title">The three outcomes</h2>
-<p class="hint">Fetched from <code>GET ${escapeHtml(edgeRoutes.demo.path)}</code> when the page opened; check ids are examples and demo calls are not audited.</p>
+<p class="hint">Fetched from <code>GET ${escapeHtml(edgeRoutes.demo.path)}</code> when the page opened; ids and the token are examples and demo calls are not audited.</p>
 <div id="outcomes" aria-live="polite" data-demo-path="${escapeHtml(edgeRoutes.demo.path)}"><p>Loading the demo…</p></div>
 <noscript><p>This part needs JavaScript. Open <a href="${escapeHtml(edgeRoutes.demo.path)}">the demo's JSON</a> instead.</p></noscript>
 </section>

@@ -2,7 +2,7 @@ import { originLivenessRoute, originReadinessRoute } from '@vip/shared-schema/ro
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { HealthService } from './service.js';
 
-export function registerHealthRoutes({ app, registry }: RouteKit, health: HealthService): void {
-  addRoute(app, registry, originLivenessRoute, { handler: () => ({ status: 'ok' as const }) });
+export function registerHealthRoutes({ app, registry }: RouteKit, health: HealthService, instanceId: string | undefined): void {
+  addRoute(app, registry, originLivenessRoute, { handler: () => ({ status: 'ok' as const, instance: instanceId }) });
   addRoute(app, registry, originReadinessRoute, { handler: () => health.readiness() });
 }

@@ -58,6 +58,8 @@ const detectedEvents = (voiceIds: string[]) =>
     .from(domainEvents)
     .where(and(eq(domainEvents.eventType, 'voice.detected'), inArray(domainEvents.voiceId, voiceIds)));
 
+const pendingRecords = async () => (await origin.database.db.select().from(auditPending)).map((row) => row.record as AuditRecord);
+
 async function auditRecordOf(checkId: string): Promise<AuditRecord> {
   const [row] = await origin.database.db.select().from(auditPending).where(eq(auditPending.checkId, checkId));
   return row!.record as AuditRecord;
@@ -106,6 +108,21 @@ describe('POST /api/v1/protect/screen', () => {
     expect(record.reason).toMatch(/^sample=sha256:[0-9a-f]{64};matches=/);
     expect(record.reason).toContain(`${voiceId}:${match!.confidence.toFixed(4)}:`);
     expect(JSON.stringify(record)).not.toMatch(EMBEDDING_LIKE);
+
+    // The owner's timeline: an entry under the voice, naming the platform and this match only.
+    const underVoice = (await pendingRecords()).filter((each) => each.kind === 'screening' && each.voice_id === voiceId);
+    expect(underVoice).toEqual([
+      expect.objectContaining({
+        platform_name: platform.name,
+        action: 'screened',
+        reason: `screening_match:${result.check_id}:${match!.confidence.toFixed(4)}`,
+        license_status: 'unlicensed',
+        caller_id: null,
+      }),
+    ]);
+    const otherVoices = result.matches.filter((each) => each.voice_id !== voiceId).map((each) => each.voice_id);
+    for (const other of otherVoices) expect(underVoice[0]!.reason).not.toContain(other);
+    expect(underVoice[0]!.reason).not.toContain('sample=');
   });
 
   it('screens several recordings of one speaker as one sample, combined as an enrollment combines its files', async (context) => {
@@ -132,6 +149,7 @@ describe('POST /api/v1/protect/screen', () => {
     expect(result.matches).toEqual([]);
     expect(await detectedEvents([voiceId])).toEqual([]);
     expect((await auditRecordOf(result.check_id)).reason).toMatch(/;matches=$/);
+    expect((await pendingRecords()).filter((each) => each.voice_id === voiceId && each.kind === 'screening')).toEqual([]);
   });
 
   it('still names a voice the platform is licensed for, without telling its owner', async (context) => {

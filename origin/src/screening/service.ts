@@ -94,7 +94,10 @@ export class ScreeningService {
       }
       await queueAuditRecords(
         tx,
-        [this.auditRecord(checkId, caller, platformName, engine.embeddingHash(sample.embedding, sample.model), scored, now)],
+        [
+          this.auditRecord(checkId, caller, platformName, engine.embeddingHash(sample.embedding, sample.model), scored, now),
+          ...scored.map((match) => this.matchRecord(runtime.newId(), checkId, caller, platformName, match, now)),
+        ],
         now,
       );
       return scored;
@@ -163,6 +166,31 @@ export class ScreeningService {
       reason: `sample=${sampleHash};matches=${listed.join(',')}`,
       caller_type: caller.kind === 'platform' ? 'api_key' : 'user',
       caller_id: caller.kind === 'platform' ? caller.keyId : caller.userId,
+    });
+  }
+
+  /**
+   * One entry per matched voice, under that voice, so that its owner reads in the voice's timeline
+   * that a platform screened a recording of it. It names the platform (as the owner's gate entries
+   * do) and the screening's check id, and holds this voice's match only: no other voice, no sample
+   * hash, and no account or key id of whoever uploaded the recording.
+   */
+  private matchRecord(
+    checkId: string,
+    screeningCheckId: string,
+    caller: Caller,
+    platformName: string,
+    match: ScoredMatch,
+    now: Date,
+  ): AuditRecord {
+    return buildAuditRecord('screening', {
+      check_id: checkId,
+      decided_at: now,
+      voice_id: match.voice.voiceId,
+      platform_name: platformName,
+      reason: `screening_match:${screeningCheckId}:${match.confidence.toFixed(4)}`,
+      license_status: match.licensed ? 'licensed' : 'unlicensed',
+      caller_type: caller.kind === 'platform' ? 'api_key' : 'user',
     });
   }
 }

@@ -5,6 +5,7 @@ import {
   enrollVoiceRoute,
   listVoiceReviewsRoute,
   listVoicesRoute,
+  measureRecordingsRoute,
   reenrollVoiceRoute,
 } from '@vip/shared-schema/routes/origin-voices';
 import { principalOf } from '../auth/guard.js';
@@ -23,6 +24,14 @@ export function registerVoiceRoutes({ app, registry, guards }: RouteKit, voices:
         fields: ['name', 'consent_id', 'challenge_id'],
       });
       return voices.enroll(principalOf(request), form);
+    },
+  });
+
+  addRoute(app, registry, measureRecordingsRoute, {
+    guards: [guards.bearer],
+    handler: async (_input, request) => {
+      const form = await readMultipartForm(request, { files: { audio: { maxCount: limits.enrollMaxFiles } }, fields: [] });
+      return voices.measure(form);
     },
   });
 

@@ -4,6 +4,7 @@ import {
   type listVoicesQuerySchema,
   ProblemError,
   qualityWarnings,
+  type RecordingMeasurements,
   validationProblem,
 } from '@vip/shared-schema';
 import type { z } from 'zod';
@@ -101,6 +102,19 @@ export class VoiceService {
       return { kind: 'enrolled', voice };
     });
     return this.answerEnrollment(outcome, quality);
+  }
+
+  /**
+   * Measures recordings as enrollment does (the engine's decoder and voice-activity detector), so a
+   * page can tell an owner how much speech a take holds. The engine makes an embedding on the way;
+   * it is dropped here, never stored or answered, and nothing is recorded about the call.
+   */
+  async measure(form: MultipartForm): Promise<RecordingMeasurements> {
+    const engine = this.engineOrUnavailable();
+    const files = audioFilesOf(form);
+    const results = await Promise.all(files.map((file) => engine.embedFile(file.bytes)));
+    const speechSeconds = results.reduce((sum, result) => sum + result.speechSeconds, 0);
+    return { files: summarizeQuality(results, files).files, speech_seconds: speechSeconds };
   }
 
   /**

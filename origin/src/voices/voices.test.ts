@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { auditRecordSchema, enrolledVoiceSchema, voiceListSchema } from '@vip/shared-schema';
+import { auditRecordSchema, enrolledVoiceSchema, recordingMeasurementsSchema, voiceListSchema } from '@vip/shared-schema';
 import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import {
@@ -15,7 +15,7 @@ import {
 import { bearer, loggedIn } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
 import { engine, enroll, eventsOf, grantConsent, inject, origin, storedVoice } from '../testing/voice-routes.js';
-import { EMBEDDING_LIKE, speakerRecordings } from '../testing/voiceprint.js';
+import { audioForm, EMBEDDING_LIKE, silentWav, speakerRecordings } from '../testing/voiceprint.js';
 import { nearestVoiceQuery } from './store.js';
 
 describe('POST /api/v1/voices/enroll', () => {
@@ -161,5 +161,42 @@ describe('DELETE /api/v1/voices/{voice_id}', () => {
 
     const again = await inject({ method: 'DELETE', url: `/api/v1/voices/${voiceId}`, headers: bearer(owner.accessToken) });
     expectProblem(again, 404, 'not_found');
+  });
+});
+
+describe('POST /api/v1/voices/measure', () => {
+  const measure = (accessToken: string | null, files: Record<string, Uint8Array | Uint8Array[]>) =>
+    inject({
+      method: 'POST',
+      url: '/api/v1/voices/measure',
+      headers: accessToken ? bearer(accessToken) : {},
+      payload: audioForm(files),
+    });
+
+  it('measures speech as enrollment then counts it, per file and in total, and stores nothing', async () => {
+    const owner = await loggedIn(origin);
+    const recordings = speakerRecordings('so762:SPEAKER9633', 3, 2);
+    const before = await origin.database.db.select({ count: sql<number>`count(*)::int` }).from(voiceEmbeddings);
+    const response = await measure(owner.accessToken, { audio: recordings });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.body).not.toMatch(EMBEDDING_LIKE);
+    const measured = recordingMeasurementsSchema.parse(response.json());
+    expect(measured.files.map((file) => file.filename)).toEqual(['audio-0.audio', 'audio-1.audio']);
+    expect(measured.speech_seconds).toBeCloseTo(measured.files[0]!.speech_seconds + measured.files[1]!.speech_seconds, 6);
+
+    const consentId = await grantConsent(owner);
+    const enrolled = await enroll(owner, { audio: recordings }, { name: 'Measured first', consent_id: consentId });
+    expect(enrolled.statusCode, enrolled.body).toBe(201);
+    expect(enrolledVoiceSchema.parse(enrolled.json()).speech_seconds).toBeCloseTo(measured.speech_seconds, 6);
+    const after = await origin.database.db.select({ count: sql<number>`count(*)::int` }).from(voiceEmbeddings);
+    // The one voiceprint is the enrollment's: measuring kept none.
+    expect(after[0]!.count).toBe(before[0]!.count + 1);
+    expect(await eventsOf(owner.userId)).toHaveLength(1);
+  });
+
+  it('answers 401 without a session and no_speech for a recording without speech', async () => {
+    expectProblem(await measure(null, { audio: speakerRecordings('so762:SPEAKER9633', 0, 1) }), 401, 'authentication_required');
+    const owner = await loggedIn(origin);
+    expectProblem(await measure(owner.accessToken, { audio: silentWav(3) }), 422, 'no_speech');
   });
 });

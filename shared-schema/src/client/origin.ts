@@ -89,6 +89,12 @@ export function createOriginClient(options: OriginClientOptions) {
         for (const [index, audio] of input.audio.entries()) appendAudio(form, 'audio', audio, index);
         return call(voices.enrollVoiceRoute, { body: form }, o);
       },
+      /** Speech seconds and quality of recordings as enrollment would measure them; nothing is stored. */
+      measure: (audio: EnrollInput['audio'], o?: CallOptions) => {
+        const form = new FormData();
+        for (const [index, recording] of audio.entries()) appendAudio(form, 'audio', recording, index);
+        return call(voices.measureRecordingsRoute, { body: form }, o);
+      },
       /** A new voiceprint under the model the service runs now; the voice keeps its consents and licences. */
       reenroll: (voiceId: string, audio: EnrollInput['audio'], o?: CallOptions) => {
         const form = new FormData();

@@ -12,6 +12,7 @@ import {
   grantConsentRequestSchema,
   listVoiceReviewsQuerySchema,
   listVoicesQuerySchema,
+  recordingMeasurementsSchema,
   voiceListSchema,
   voiceParamsSchema,
   voiceReviewListSchema,
@@ -87,6 +88,25 @@ export const enrollVoiceRoute = defineRoute({
     schema: enrolledVoiceSchema,
   },
   problems: [...bearerProblems, ...audioProblems, 'consent_required', ...spokenConsentProblems, 'identity_conflict'],
+});
+
+export const measureRecordingsRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/voices/measure',
+  operationId: 'measureRecordings',
+  summary: `Measure recordings (${AUDIO_FORMATS}) as enrollment measures them: speech seconds and quality per file. Nothing is stored; the console asks it after each take`,
+  tag: 'voices',
+  auth: ['bearer'],
+  multipart: {
+    audio: {
+      description: `one to ${limits.enrollMaxFiles} recordings, each at most ${limits.audioMaxBytes / 1024 / 1024} MB and ${limits.audioMaxSeconds / 60} min`,
+      file: true,
+      multiple: true,
+      required: true,
+    },
+  },
+  success: { status: 200, description: 'Each recording measured, in upload order', schema: recordingMeasurementsSchema },
+  problems: [...bearerProblems, ...audioProblems],
 });
 
 export const reenrollVoiceRoute = defineRoute({

@@ -4,10 +4,17 @@ import { byId, h, prettyJson, replace } from '@vip/shared-schema/browser/dom';
 
 /** The page names the demo's path, so the script carries no route table. */
 const DEMO_PATH = byId('outcomes').dataset.demoPath ?? '';
-const OUTCOME_TITLES: Record<string, string> = {
+/** `production_responses`: what the gate itself answers, the bodies INTEGRATION tells a platform to code against. */
+const PRODUCTION_TITLES: Record<string, string> = {
+  approved: 'Approved: registered and licensed; synthesize, then redeem the token once',
+  blocked: 'Blocked: registered, and your platform may not use it (here: no licence for this use)',
   no_registry_record: 'Not registered: the voice is unknown to the registry; the platform decides',
-  protected_no_license: 'Blocked: registered, and your platform holds no licence for this use',
-  protected_licensed: 'Approved: registered and licensed; synthesize, then redeem the token',
+};
+/** `possible_responses`: the specification's demo shapes, which the real gate does not answer. */
+const SPEC_TITLES: Record<string, string> = {
+  protected_licensed: 'Spec demo shape: licensed',
+  protected_no_license: 'Spec demo shape: no licence',
+  no_registry_record: 'Spec demo shape: not registered',
 };
 
 async function callDemo(): Promise<{ status: number; headers: Headers; body: unknown; ms: number }> {
@@ -17,21 +24,50 @@ async function callDemo(): Promise<{ status: number; headers: Headers; body: unk
   return { status: response.status, headers: response.headers, body, ms: Math.round(performance.now() - started) };
 }
 
+interface DemoBody {
+  example_request?: unknown;
+  variant?: string;
+  production_responses?: Record<string, unknown>;
+  possible_responses?: Record<string, unknown>;
+}
+
+/** One card per body, titled from `titles`, in the order `titles` lists them; `shape` says which set it belongs to. */
+const outcomeCards = (shape: 'production' | 'spec', titles: Record<string, string>, bodies: Record<string, unknown> = {}) =>
+  Object.keys(titles)
+    .filter((name) => name in bodies)
+    .map((name) =>
+      h(
+        'div',
+        { class: 'card outcome', 'data-shape': shape, 'data-outcome': name },
+        h('h4', {}, titles[name]!),
+        h(
+          'pre',
+          { 'aria-label': `${shape === 'production' ? 'Gate response body' : 'Spec demo shape'}: ${name}` },
+          prettyJson(bodies[name]),
+        ),
+      ),
+    );
+
 function renderOutcomes(body: unknown): void {
-  const demo = body as { example_request?: unknown; variant?: string; possible_responses?: Record<string, unknown> };
-  const outcomes = Object.entries(demo.possible_responses ?? {});
+  const demo = body as DemoBody;
   replace(
     byId('outcomes'),
     h('p', {}, `Deployed variant: ${demo.variant ?? 'unknown'}. Example request body:`),
     h('pre', { 'aria-label': 'Example request body' }, prettyJson(demo.example_request)),
-    ...outcomes.map(([name, outcome]) =>
-      h(
-        'div',
-        { class: 'card outcome', 'data-outcome': name },
-        h('h3', {}, OUTCOME_TITLES[name] ?? name),
-        h('pre', { 'aria-label': `Response body: ${name}` }, prettyJson(outcome)),
-      ),
+    h('h3', { id: 'production-title' }, 'What the gate returns: code against these'),
+    h(
+      'p',
+      { class: 'hint' },
+      'The bodies POST /api/v1/protect/pre-synthesis-check answers in this deployment (production_responses), always HTTP 200.',
     ),
+    ...outcomeCards('production', PRODUCTION_TITLES, demo.production_responses),
+    h('h3', { id: 'spec-title' }, "The specification's demo shapes"),
+    h(
+      'p',
+      { class: 'hint' },
+      'possible_responses: the shapes the specification gives the demo. Only the demo answers them; the gate does not, so do not code against them.',
+    ),
+    ...outcomeCards('spec', SPEC_TITLES, demo.possible_responses),
   );
 }
 

@@ -58,9 +58,17 @@ function consentSection(onChange: () => void): HTMLElement {
 
 export async function renderEnroll(root: HTMLElement): Promise<void> {
   const consentSlot = h('div');
-  const drawConsent = () => replace(consentSlot, consentSection(drawConsent));
   const recordings = recordingsPanel();
   const result = h('div', { id: 'enroll-result' });
+  const drawConsent = (): void =>
+    replace(
+      consentSlot,
+      consentSection(() => {
+        drawConsent();
+        // A notice from before ("Give your biometric consent first") no longer holds.
+        replace(result);
+      }),
+    );
 
   const nameInput = h('input', { id: 'voice-name', name: 'name', required: true, maxlength: 100, autocomplete: 'off' });
   const enrollButton = h('button', { type: 'button', id: 'enroll' }, 'Enroll this voice');
@@ -78,6 +86,9 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
     try {
       const voice = await api.voices.enroll({ name: nameInput.value.trim(), consent_id: consent.consentId, audio: files });
       consent = null;
+      // A consent serves one voice: the next enrollment asks again; the takes were used.
+      drawConsent();
+      recordings.enrolled(voice.speech_seconds);
       replace(
         result,
         successNotice(

@@ -20,6 +20,9 @@ const PLAIN_WORDS: Partial<Record<string, string>> = {
   unavailable: 'The service is busy. Try again in a moment.',
 };
 
+/** An error in one line, for a notice inside a list (a take the service could not measure). */
+export const problemText = (error: unknown): string => (error instanceof ProblemError ? error.detail : (error as Error).message);
+
 /**
  * An error notice for anything a call threw: role="alert", so a screen reader reads it at once.
  * A problem about one file of an upload names it by its filename already.
@@ -48,3 +51,22 @@ export const successNotice = (...children: (Node | string)[]): HTMLElement =>
 
 /** A date and time in the reader's locale, with the exact value as a machine-readable attribute. */
 export const time = (iso: string): HTMLElement => h('time', { datetime: iso }, new Date(iso).toLocaleString());
+
+/**
+ * The same to the millisecond, for a timeline: decisions a moment apart (an approval and the
+ * redemption of its token) read in their order.
+ */
+export const preciseTime = (iso: string): HTMLElement =>
+  h(
+    'time',
+    { datetime: iso },
+    new Date(iso).toLocaleString(undefined, {
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: '2-digit',
+      second: '2-digit',
+      fractionalSecondDigits: 3,
+    }),
+  );

@@ -1,25 +1,20 @@
 /**
  * Records one take from the microphone with MediaRecorder (WebM/Opus where the browser has it,
- * else MP4/AAC; the origin decodes both), and reports the input level and an estimate of the
- * seconds of speech while it records. The estimate counts time above a loudness floor: enough to
- * tell an owner when to stop; the origin's voice activity detector gives the real figure at enrollment.
+ * else MP4/AAC; the origin decodes both), and reports the input level and the time while it
+ * records. How much of a take is speech is not guessed here: the origin measures each take with the
+ * voice-activity detector enrollment uses (recordings.ts), so the page and the enrollment agree.
  */
 
 const MIME_TYPES = ['audio/webm;codecs=opus', 'audio/webm', 'audio/mp4', 'audio/ogg;codecs=opus'];
-/** RMS of a speech frame at a normal distance from the microphone is well above this (about -34 dBFS). */
-const SPEECH_RMS_FLOOR = 0.02;
-
 export interface Take {
   file: File;
   seconds: number;
-  speechSeconds: number;
 }
 
 export interface Progress {
   /** 0 to 1, scaled for display. */
   level: number;
   seconds: number;
-  speechSeconds: number;
 }
 
 export class Recorder {
@@ -29,7 +24,6 @@ export class Recorder {
   private chunks: Blob[] = [];
   private frame = 0;
   private startedAt = 0;
-  private speechSeconds = 0;
 
   constructor(private readonly onProgress: (progress: Progress) => void) {}
 
@@ -50,17 +44,13 @@ export class Recorder {
     analyser.fftSize = 2048;
     this.context.createMediaStreamSource(this.stream).connect(analyser);
     const samples = new Float32Array(analyser.fftSize);
-    this.speechSeconds = 0;
     this.startedAt = performance.now();
-    let last = this.startedAt;
     const tick = (now: number) => {
       analyser.getFloatTimeDomainData(samples);
       let sum = 0;
       for (const sample of samples) sum += sample * sample;
       const rms = Math.sqrt(sum / samples.length);
-      if (rms > SPEECH_RMS_FLOOR) this.speechSeconds += (now - last) / 1000;
-      last = now;
-      this.onProgress({ level: Math.min(1, rms * 5), seconds: (now - this.startedAt) / 1000, speechSeconds: this.speechSeconds });
+      this.onProgress({ level: Math.min(1, rms * 5), seconds: (now - this.startedAt) / 1000 });
       this.frame = requestAnimationFrame(tick);
     };
     this.frame = requestAnimationFrame(tick);
@@ -83,7 +73,6 @@ export class Recorder {
     return {
       file: new File(this.chunks, `${name}.${extension}`, { type }),
       seconds: (performance.now() - this.startedAt) / 1000,
-      speechSeconds: this.speechSeconds,
     };
   }
 }

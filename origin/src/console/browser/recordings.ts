@@ -1,8 +1,9 @@
 import { h, replace } from '@vip/shared-schema/browser/dom';
 import { limits } from '@vip/shared-schema/limits';
 import { qualityWarnings } from '@vip/shared-schema/voices';
+import { problemText } from './messages.js';
 import { Recorder, type Take } from './recorder.js';
-import type { api } from './session.js';
+import { api } from './session.js';
 
 /**
  * What enrollment and re-enrollment share: the recordings an owner gives (takes from the microphone
@@ -33,30 +34,62 @@ export interface RecordingsPanel {
   element: HTMLElement;
   /** The takes, then the uploaded files, as they are now. */
   files: () => File[];
+  /** After the recordings were enrolled: they are cleared, and the total says what the service counted. */
+  enrolled: (speechSeconds: number) => void;
 }
+
+/** The service's measurement of one recording (POST /api/v1/voices/measure), as it stands. */
+type Measurement = { state: 'measuring' } | { state: 'measured'; speechSeconds: number } | { state: 'failed'; message: string };
 
 /** One panel per view: its elements carry fixed ids (`record`, `level`, `take-progress`, `upload`, `speech-total`). */
 export function recordingsPanel(): RecordingsPanel {
   const takes: Take[] = [];
   let uploads: File[] = [];
+  const measurements = new Map<File, Measurement>();
 
   const takeList = h('ul', { class: 'takes', 'aria-label': 'Recorded takes' });
   const total = h('p', { id: 'speech-total', 'aria-live': 'polite' });
   const meter = h('meter', { id: 'level', min: 0, max: 1, value: 0, 'aria-label': 'Microphone level' });
   const live = h('p', { id: 'take-progress' }, 'Not recording.');
   const recordButton = h('button', { type: 'button', id: 'record' }, 'Start recording');
-  const recorder = new Recorder(({ level, seconds: elapsed, speechSeconds }) => {
+  const recorder = new Recorder(({ level, seconds: elapsed }) => {
     meter.value = level;
-    live.textContent = `Recording: ${seconds(elapsed)}, about ${seconds(speechSeconds)} of speech in this take.`;
+    live.textContent = `Recording: ${seconds(elapsed)}. The service measures the speech in this take when you stop.`;
   });
 
+  const speechOf = (file: File) => {
+    const measurement = measurements.get(file);
+    if (measurement?.state === 'measured') return `${seconds(measurement.speechSeconds)} of speech`;
+    if (measurement?.state === 'failed') return `speech not measured: ${measurement.message}`;
+    return 'measuring its speech…';
+  };
   const updateTotal = () => {
-    const speech = takes.reduce((sum, take) => sum + take.speechSeconds, 0);
+    const files = [...takes.map((take) => take.file), ...uploads];
+    const states = files.map((file) => measurements.get(file) ?? ({ state: 'measuring' } as const));
+    const speech = states.reduce((sum, measurement) => sum + (measurement.state === 'measured' ? measurement.speechSeconds : 0), 0);
+    const measuring = states.some((measurement) => measurement.state === 'measuring');
+    total.dataset.speechSeconds = speech.toFixed(1);
+    total.dataset.measuring = String(measuring);
+    if (files.length === 0) {
+      total.textContent = `No recording yet: ${limits.enrollMinSpeechSeconds} s of speech are needed.`;
+      return;
+    }
     const enough = speech >= limits.enrollMinSpeechSeconds;
     total.textContent =
-      `About ${seconds(speech)} of speech recorded of the ${limits.enrollMinSpeechSeconds} s needed` +
-      (uploads.length ? `, plus ${uploads.length} uploaded file(s) (measured when you send them).` : '.') +
-      (enough || uploads.length ? '' : ' Keep reading.');
+      `${seconds(speech)} of speech, as the service measured it, of the ${limits.enrollMinSpeechSeconds} s needed` +
+      (uploads.length ? ` (${takes.length} take(s), ${uploads.length} uploaded file(s))` : '') +
+      (measuring ? '; measuring the latest recording…' : enough ? ': enough to enroll.' : '. Keep reading.');
+  };
+  /** Asks the service how much speech `file` holds, with the detector enrollment uses. */
+  const measure = (file: File) => {
+    measurements.set(file, { state: 'measuring' });
+    api.voices
+      .measure([file])
+      .then((answer) => measurements.set(file, { state: 'measured', speechSeconds: answer.speech_seconds }))
+      .catch((error: unknown) => measurements.set(file, { state: 'failed', message: problemText(error) }))
+      .finally(() => {
+        drawTakes();
+      });
   };
   const drawTakes = () => {
     replace(
@@ -65,7 +98,7 @@ export function recordingsPanel(): RecordingsPanel {
         h(
           'li',
           {},
-          h('span', {}, `${take.file.name}: ${seconds(take.seconds)}, about ${seconds(take.speechSeconds)} of speech `),
+          h('span', {}, `${take.file.name}: ${seconds(take.seconds)}, ${speechOf(take.file)} `),
           h('audio', { controls: true, src: URL.createObjectURL(take.file), 'aria-label': `Play ${take.file.name}` }),
           h(
             'button',
@@ -99,6 +132,7 @@ export function recordingsPanel(): RecordingsPanel {
       meter.value = 0;
       live.textContent = `Recorded ${take.file.name}.`;
       takes.push(take);
+      measure(take.file);
       drawTakes();
     } catch (error) {
       live.textContent = `The microphone could not be used: ${(error as Error).message}. You can upload recordings instead.`;
@@ -108,6 +142,7 @@ export function recordingsPanel(): RecordingsPanel {
   const fileInput = h('input', { type: 'file', id: 'upload', accept: 'audio/*,.wav,.flac,.mp3,.ogg,.opus,.webm,.m4a', multiple: true });
   fileInput.addEventListener('change', () => {
     uploads = [...(fileInput.files ?? [])];
+    for (const file of uploads) if (!measurements.has(file)) measure(file);
     updateTotal();
   });
 
@@ -131,6 +166,15 @@ export function recordingsPanel(): RecordingsPanel {
       total,
     ),
     files: () => [...takes.map((take) => take.file), ...uploads],
+    enrolled: (speechSeconds) => {
+      takes.splice(0);
+      uploads = [];
+      fileInput.value = '';
+      measurements.clear();
+      replace(takeList);
+      live.textContent = 'Not recording.';
+      total.textContent = `Enrolled from ${seconds(speechSeconds)} of speech, as the service measured it.`;
+    },
   };
 }
 

@@ -2,7 +2,7 @@ import { auditEntryWords, CONSENT_WORDS } from '@vip/shared-schema/audit-kinds';
 import { h, prettyJson, replace } from '@vip/shared-schema/browser/dom';
 import { INTENDED_USES } from '@vip/shared-schema/enums';
 import { checkboxGroup, handleSubmit } from './fields.js';
-import { errorNotice, successNotice, time } from './messages.js';
+import { errorNotice, preciseTime, successNotice, time } from './messages.js';
 import { receiptControl } from './receipt.js';
 import { qualityTable, recordingsPanel, seconds } from './recordings.js';
 import { api } from './session.js';
@@ -26,13 +26,14 @@ async function timeline(voiceId: string): Promise<HTMLElement> {
   const list = h('ol', { class: 'timeline', id: 'timeline' });
   const more = h('p');
   const load = async (cursor?: string) => {
-    const page = await api.audit.list({ voice_id: voiceId, limit: 50, ...(cursor ? { cursor } : {}) });
+    // In the order the decisions were made: the edge's reach the chain later and in batches, so `seq` order can put a redemption before its approval.
+    const page = await api.audit.list({ voice_id: voiceId, order: 'decided_at', limit: 50, ...(cursor ? { cursor } : {}) });
     for (const entry of page.entries) {
       list.append(
         h(
           'li',
-          { 'data-kind': entry.kind, 'data-decision': entry.decision ?? '' },
-          time(entry.recorded_at),
+          { 'data-kind': entry.kind, 'data-decision': entry.decision ?? '', 'data-action': entry.action ?? '' },
+          preciseTime(entry.decided_at),
           ' ',
           auditEntryWords(entry),
           h('span', { class: 'hint' }, ` Check ${entry.check_id}, entry ${entry.seq}.`),
