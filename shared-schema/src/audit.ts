@@ -21,6 +21,7 @@ export const AUDIT_KINDS = [
   'screening',
   'license.requested',
   'license.request_closed',
+  'provenance.verification',
 ] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
@@ -69,6 +70,7 @@ export const auditRecordSchema = z.object({
       'screened',
       'requested',
       'closed',
+      'verified',
     ])
     .nullable(),
   reason: z.string().nullable(),

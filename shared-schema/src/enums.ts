@@ -67,6 +67,7 @@ export const WEBHOOK_EVENTS = [
   'license.requested',
   'license.granted',
   'license.request_declined',
+  'provenance.verification_failed',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

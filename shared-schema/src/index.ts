@@ -17,6 +17,7 @@ export * from './licenses.js';
 export * from './limits.js';
 export * from './pages.js';
 export * from './problem.js';
+export * from './provenance.js';
 export * from './screening.js';
 export * from './tlog.js';
 export * from './voices.js';

@@ -34,6 +34,7 @@ export const PROBLEM_CODES = {
   too_short: { status: 422, title: 'Audio too short' },
   no_speech: { status: 422, title: 'No speech detected' },
   model_mismatch: { status: 422, title: 'Embeddings of different models' },
+  malformed_manifest: { status: 422, title: 'Malformed Content Credentials' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal error' },
   unavailable: { status: 503, title: 'Service unavailable' },

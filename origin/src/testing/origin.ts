@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createdApiKeySchema, platformSchema } from '@vip/shared-schema';
+import type { CheckpointSigner } from '../audit/checkpoints.js';
 import { type AccessTokens, createAccessTokens, generateSigningJwk, type SigningJwk } from '../auth/access-tokens.js';
 import { type PasswordHasher, scryptHasher } from '../auth/passwords.js';
 import type { DatabaseHandle } from '../db/client.js';
@@ -50,6 +51,8 @@ export async function startTestOrigin(
     webhooks?: WebhookSettings;
     protection?: ProtectionSettings;
     jobs?: BackgroundJobSettings;
+    /** The key the log's checkpoints are signed with, for tests that sign notes of their own with it. */
+    checkpoints?: CheckpointSigner;
   } = {},
 ): Promise<TestOrigin> {
   const database = await openTestDatabase();
@@ -75,6 +78,7 @@ export async function startTestOrigin(
     webhooks: options.webhooks,
     protection: options.protection,
     jobs: options.jobs,
+    checkpoints: options.checkpoints,
   });
   return {
     ...server,

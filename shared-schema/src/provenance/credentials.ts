@@ -2,6 +2,7 @@ import {
   AUTHORIZATION_ASSERTION_LABEL,
   type AuthorizationAssertion,
   authorizationAssertionSchema,
+  type CredentialState,
   TRAINED_ALGORITHMIC_MEDIA,
 } from '../provenance.js';
 import { type ReadOptions, readManifestStore } from './c2pa.js';
@@ -12,17 +13,13 @@ import { type ReadOptions, readManifestStore } from './c2pa.js';
  * both read files through here.
  */
 
-/** c2pa-rs's validation_state: the chain reaches an anchor, the manifest is intact but its signer is not trusted, or it is broken. */
-export const CREDENTIAL_STATES = ['trusted', 'valid_untrusted', 'invalid'] as const;
-export type CredentialState = (typeof CREDENTIAL_STATES)[number];
-
-/** The failure codes that mean the audio changed after signing (the hard binding no longer matches). */
-export const ALTERED_AUDIO_CODES = ['assertion.dataHash.mismatch', 'assertion.bmffHash.mismatch'] as const;
 /** Codes about trust alone: the manifest is intact, only its signer is unknown to the anchors given. */
 const TRUST_CODES = new Set(['signingCredential.untrusted']);
 
 export interface FileCredentials {
   state: CredentialState;
+  /** Assertions in all the file's manifests (active and ingredients'). */
+  assertion_count: number;
   /** Failure codes c2pa-rs reported for the active manifest (trust failures included). */
   failure_codes: string[];
   signer: { common_name: string | null; issuer: string | null; serial_number: string | null; algorithm: string | null };
@@ -67,6 +64,7 @@ export async function readCredentials(asset: Uint8Array, mime: string, options: 
   const info = manifest?.signature_info ?? {};
   return {
     state,
+    assertion_count: Object.values(store.manifests ?? {}).reduce((sum, each) => sum + (each.assertions?.length ?? 0), 0),
     failure_codes: failureCodes,
     signer: {
       common_name: info.common_name ?? null,
@@ -91,4 +89,44 @@ function authorizationOf(found: unknown[]): FileCredentials['authorization'] {
     };
   }
   return { present: true, valid: true, assertion: parsed.data };
+}
+
+/** JUMBF (ISO 19566-5): a superbox `jumb` whose description box `jumd` carries the C2PA manifest store's type UUID. */
+const MANIFEST_STORE_DESCRIPTION = Uint8Array.from([
+  ...new TextEncoder().encode('jumdc2pa'),
+  0x00,
+  0x11,
+  0x00,
+  0x10,
+  0x80,
+  0x00,
+  0x00,
+  0xaa,
+  0x00,
+  0x38,
+  0x9b,
+  0x71,
+]);
+
+/**
+ * The size in bytes of the C2PA manifest store embedded in a file (WAV chunk, ID3 frame or BMFF box
+ * all hold the JUMBF as is), read from its box header before anything parses it; null when none is
+ * found. A box with a 64-bit length counts as larger than any limit.
+ */
+export function manifestStoreSize(asset: Uint8Array): number | null {
+  const at = indexOfBytes(asset, MANIFEST_STORE_DESCRIPTION);
+  const start = at - 12;
+  if (at < 0 || start < 0 || new TextDecoder().decode(asset.subarray(start + 4, start + 8)) !== 'jumb') return null;
+  const length = new DataView(asset.buffer, asset.byteOffset + start, 4).getUint32(0);
+  return length === 1 ? Number.POSITIVE_INFINITY : length;
+}
+
+function indexOfBytes(haystack: Uint8Array, needle: Uint8Array): number {
+  const first = needle[0]!;
+  for (let at = haystack.indexOf(first); at >= 0 && at <= haystack.length - needle.length; at = haystack.indexOf(first, at + 1)) {
+    let matched = true;
+    for (let offset = 1; offset < needle.length && matched; offset++) matched = haystack[at + offset] === needle[offset];
+    if (matched) return at;
+  }
+  return -1;
 }
