@@ -26,6 +26,9 @@ export class SigningCertificateService {
     const certificate = parseCertificate(body.certificate_pem);
     const now = runtime.clock.now();
     if (new Date(certificate.validTo) <= now) throw fieldProblem('certificate_pem', 'the certificate has expired');
+    // c2pa-rs trusts a signer through a CA among its anchors; a leaf given as an anchor is never trusted (checked with 0.13.3).
+    if (!certificate.ca)
+      throw fieldProblem('certificate_pem', 'register the CA certificate that issues your signing certificates (CA:TRUE)');
     const inserted = await db.transaction(async (tx) => {
       if ((await store.countCertificatesOfPlatform(tx, platformId)) >= limits.signingCertificatesPerPlatform) {
         throw new ProblemError('conflict', `A platform holds at most ${limits.signingCertificatesPerPlatform} signing certificates.`);

@@ -435,6 +435,8 @@ describe('signing certificates: registration, rotation and revocation', { timeou
     expectProblem(await registerCertificate(platformSigner('x').caPem, bearer(adminToken)), 422, 'validation_failed');
     expect((await registerCertificate(platformSigner('y').caPem, bearer(adminToken), 'Registrar')).statusCode).toBe(201);
     expectProblem(await registerCertificate(platformSigner('z').caPem, bearer(owner.accessToken), 'Registrar'), 403, 'forbidden');
+    const leaf = testLeafCertificate({ commonName: 'Registrar signer', issuer: testCertificateAuthority('Registrar CA') });
+    expectProblem(await registerCertificate(leaf.pem, { 'x-api-key': platform.api_key }), 422, 'validation_failed');
     expectProblem(
       await registerCertificate('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n', { 'x-api-key': platform.api_key }),
       422,

@@ -39,7 +39,7 @@ export const registerSigningCertificateRoute = defineRoute({
   path: '/api/v1/signing-certificates',
   operationId: 'registerSigningCertificate',
   summary:
-    "Register a CA or leaf certificate a platform signs Content Credentials with (the platform's key for itself, or an administrator naming the platform); files whose signer chains to it verify as that platform's",
+    "Register the CA certificate a platform's Content Credentials signing certificates are issued by (the platform's key for itself, or an administrator naming the platform); files whose signer chains to it verify as that platform's",
   tag: 'provenance',
   auth: ['apiKey', 'bearer'],
   body: registerSigningCertificateSchema,
