@@ -54,6 +54,9 @@ const ENTRY_WORDS = {
   'license.requested': (_entry, who) => `${who} asked you for a licence.`,
   // The reason starts with how the request ended (approved, declined, consent_withdrawn, voice_deleted), then its ids.
   'license.request_closed': (entry, who) => `The licence request of ${who} was closed: ${happened(entry.reason)}.`,
+  // The reason is `verdict=<verdict>;authorization=<check_id>;signer=<common name>` (docs/CONTRACT.md#verifying-a-file).
+  'provenance.verification': (entry, who) =>
+    `Someone checked a file whose Content Credentials name this voice and ${who}: ${spaced(/^verdict=([a-z_]+)/.exec(entry.reason ?? '')?.[1] ?? 'unknown')}.`,
 } satisfies Record<AuditKind, (entry: AuditEntry, who: string, use: string) => string>;
 
 function describeEntry(entry: AuditEntry): string {
