@@ -26,6 +26,7 @@ import { type ContractRegistry, PATH_PARAMETER_MAX_LENGTH, type RouteKit } from 
 import { type BackgroundJobSettings, type BackgroundJobs, createBackgroundJobs } from './jobs/background-jobs.js';
 import { registerLicenseRequestRoutes } from './license-requests/routes.js';
 import { registerPlatformRoutes } from './platforms/routes.js';
+import { registerProvenanceVerifyRoute, registerSigningCertificateRoutes } from './provenance/routes.js';
 import { registerLicenseRoutes } from './registry/licenses/routes.js';
 import { registerLicensingPageRoutes } from './registry/licensing-page/routes.js';
 import { registerSynthesisConsentRoutes } from './registry/synthesis-consent/routes.js';
@@ -180,7 +181,9 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     registerVoiceRoutes(scoped, services.voices);
     registerDetectionRoutes(scoped, services.detection);
     registerScreeningRoutes(scoped, services.screening);
+    registerProvenanceVerifyRoute(scoped, services.provenance);
   });
+  registerSigningCertificateRoutes(kit, services.signingCertificates);
   registerLicenseRequestRoutes(kit, services.licenseRequests);
   registerAuditRoutes(kit, services.audit);
   registerTlogRoutes(kit, services.tlog);

@@ -13,6 +13,8 @@ import { HealthService } from './health/service.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { LicenseRequestService } from './license-requests/service.js';
 import { PlatformService } from './platforms/service.js';
+import { SigningCertificateService } from './provenance/certificates.js';
+import { ProvenanceService } from './provenance/service.js';
 import { LicenseService } from './registry/licenses/service.js';
 import { SynthesisConsentService } from './registry/synthesis-consent/service.js';
 import type { Runtime } from './runtime.js';
@@ -66,6 +68,9 @@ export interface Services {
   screening: ScreeningService;
   audit: AuditService;
   tlog: TransparencyLog;
+  /** Content Credentials: judging files, and the certificates platforms sign them with. */
+  provenance: ProvenanceService;
+  signingCertificates: SigningCertificateService;
   webhooks: WebhookService;
 }
 
@@ -76,6 +81,12 @@ export function buildServices(deps: ServiceDeps): Services {
   const limiter = new RateLimiter(db, runtime.clock);
   const licenses = new LicenseService({ db, runtime, outbox });
   const spokenConsent = new SpokenConsentService({ db, runtime, settings: deps.spokenConsent });
+  const tlog = new TransparencyLog({
+    db,
+    clock: runtime.clock,
+    checkpoints: deps.checkpoints,
+    origin: deps.tlogOrigin ?? DEFAULT_TLOG_ORIGIN,
+  });
   return {
     health: new HealthService({ db, voiceprint: engine }),
     auth: new AuthService({ db, hasher: deps.hasher, tokens: deps.tokens, runtime }),
@@ -105,7 +116,9 @@ export function buildServices(deps: ServiceDeps): Services {
     }),
     screening: new ScreeningService({ db, runtime, limiter, engine, ...protection }),
     audit: new AuditService({ db, clock: runtime.clock, checkpoints: deps.checkpoints }),
-    tlog: new TransparencyLog({ db, clock: runtime.clock, checkpoints: deps.checkpoints, origin: deps.tlogOrigin ?? DEFAULT_TLOG_ORIGIN }),
+    tlog,
+    provenance: new ProvenanceService({ db, runtime, limiter, tlog, engine }),
+    signingCertificates: new SigningCertificateService({ db, runtime }),
     webhooks: new WebhookService({ db, runtime, settings: deps.webhooks }),
   };
 }

@@ -146,6 +146,15 @@ export const AUDIT_KIND_RULES = {
     events: ['license.requested'],
     words: (_entry, who) => `${who} asked you for a licence.`,
   },
+  // Someone checked a file whose Content Credentials name this voice and platform; the reason is
+  // `verdict=<verdict>;authorization=<check_id>;signer=<common name>` (docs/CONTRACT.md#verifying-a-file).
+  'provenance.verification': {
+    actions: { verified: null },
+    readers: ['owner', 'platform', 'caller'],
+    events: ['provenance.verification_failed'],
+    words: (entry, who) =>
+      `Someone checked a file whose Content Credentials name this voice and ${who}: ${spaced(/^verdict=([a-z_]+)/.exec(entry.reason ?? '')?.[1] ?? 'unknown')}.`,
+  },
   // The reason starts with how the request ended (approved, declined, consent_withdrawn, voice_deleted), then its ids.
   'license.request_closed': {
     actions: { closed: null },

@@ -18,6 +18,7 @@ export * from './licenses.js';
 export * from './limits.js';
 export * from './pages.js';
 export * from './problem.js';
+export * from './provenance.js';
 export * from './screening.js';
 export * from './spoken-consent.js';
 export * from './tlog.js';

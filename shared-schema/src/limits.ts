@@ -50,6 +50,15 @@ export const limits = {
   /** Password length bounds (bytes of UTF-8 are what scrypt sees; 1024 bounds the work). */
   passwordMinLength: 12,
   passwordMaxLength: 1024,
+  /** File verifications (POST /api/v1/provenance/verify) per minute: per client IP without credentials, per key or account with. */
+  provenanceVerifyAnonymousPerMinute: 10,
+  provenanceVerifyPerCredentialPerMinute: 120,
+  /** Largest C2PA manifest store a file may carry, in bytes, and the most assertions its manifests may hold. */
+  manifestStoreMaxBytes: 256 * 1024,
+  manifestMaxAssertions: 64,
+  /** Signing certificates a platform may hold registered (live and revoked), and the largest PEM accepted. */
+  signingCertificatesPerPlatform: 20,
+  signingCertificatePemMaxBytes: 16 * 1024,
   /** Longest platform name, in characters (the characters it may have are all ASCII). */
   platformNameMaxLength: 100,
 } as const;

@@ -88,6 +88,18 @@ export class TransparencyLog {
     return stored.subarray(0, width * HASH_SIZE);
   }
 
+  /**
+   * Whether a checkpoint someone holds (from a receipt) is one this log signed or could have: its
+   * size is within the newest signed checkpoint's and its root is the root of the stored tree at
+   * that size, so the newest checkpoint extends it.
+   */
+  async consistentWith(size: number, rootHash: Uint8Array): Promise<boolean> {
+    const { signedSize } = await tlogStore.tlogState(this.deps.db);
+    if (size < 1 || size > signedSize) return false;
+    const tree = new TileHashes(await this.readTiles(tilesForRanges([[0, size]])));
+    return tree.range(0, size).equals(rootHash);
+  }
+
   /** RFC 6962 inclusion path of leaf `index` in the tree of `size`, from the few tiles it touches. */
   async inclusionProof(index: number, size: number): Promise<Buffer[]> {
     return new TileHashes(await this.readTiles(tilesForRanges(inclusionRanges(index, size)))).inclusionProof(index, size);

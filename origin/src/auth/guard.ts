@@ -85,7 +85,13 @@ export function createGuards(app: FastifyInstance, deps: GuardDeps): Guards {
     if (request.platformName === undefined) throw new ProblemError('forbidden', 'This route is for platform API keys.');
   };
 
-  return { bearer, admin: [bearer, adminRole], platformOrUser, platformKey };
+  /** For public routes with higher limits for known callers: credentials, when sent, must be valid (as platformOrUser); none is anonymous. */
+  const platformUserOrAnonymous: preHandlerAsyncHookHandler = async function resolveOptionalCaller(request, reply) {
+    if (request.headers['x-api-key'] === undefined && request.headers.authorization === undefined) return;
+    await platformOrUser.call(this, request, reply);
+  };
+
+  return { bearer, admin: [bearer, adminRole], platformOrUser, platformKey, platformUserOrAnonymous };
 }
 
 export function principalOf(request: FastifyRequest): Principal {

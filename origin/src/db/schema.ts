@@ -11,6 +11,7 @@ export * from './schema/license-requests.js';
 export * from './schema/licenses.js';
 export * from './schema/platforms.js';
 export * from './schema/rate-limits.js';
+export * from './schema/signing-certificates.js';
 export * from './schema/spoken-consent.js';
 export * from './schema/voices.js';
 export * from './schema/webhooks.js';

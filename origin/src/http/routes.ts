@@ -52,6 +52,8 @@ export interface Guards {
   platformOrUser: preHandlerAsyncHookHandler;
   /** A platform's API key and nothing else: any other credential is 403. */
   platformKey: preHandlerAsyncHookHandler;
+  /** platformOrUser when credentials are sent; a request without any passes as anonymous. */
+  platformUserOrAnonymous: preHandlerAsyncHookHandler;
 }
 
 /**

@@ -33,10 +33,36 @@ export interface ScreeningServiceDeps {
 const formProblem = (field: string, message: string) =>
   new ProblemError('validation_failed', 'The multipart form is invalid.', { errors: [{ field: `body.${field}`, message }] });
 
-interface ScoredMatch {
-  voice: NearVoice;
-  confidence: number;
+interface ScoredMatch extends ProtectedMatch {
   licensed: boolean;
+}
+
+export interface ProtectedMatch {
+  voice: NearVoice;
+  /** The calibrated probability, or the cosine for an uncalibrated model. */
+  confidence: number;
+}
+
+/** What a search needs of a sample: its embedding and how much speech it holds (one file or several combined). */
+export type ScreenedSample = TaggedEmbedding & { speechSeconds: number };
+
+/**
+ * Screening's rule for "sounds like a protected voice", also used where a file is judged
+ * (provenance): up to SCREENING_MAX_MATCHES voices at or above the model's calibrated
+ * sample-vs-enrolled search point, best first. Voices held for review (or in any state but ready)
+ * are not disclosed: a match names a voice, which only a voice in the registry may have.
+ */
+
+export async function protectedVoicesLike(tx: Executor, engine: VoiceprintEngine, sample: ScreenedSample): Promise<ProtectedMatch[]> {
+  const point = engine.points(sample.model).sample_vs_enrolled.search;
+  const nearest = await nearestVoices(tx, sample, null, SCREENING_MAX_MATCHES);
+  return nearest
+    .filter((voice) => voice.similarity >= point && voice.status === 'ready')
+    .map((voice) => {
+      const shorterSeconds = Math.min(sample.speechSeconds, voice.speechSeconds);
+      const calibrated = engine.score(sample.model, 'sample_vs_enrolled', voice.similarity, shorterSeconds);
+      return { voice, confidence: calibrated?.probability ?? voice.similarity };
+    });
 }
 
 /**
@@ -115,26 +141,11 @@ export class ScreeningService {
     return parsed.data;
   }
 
-  /**
-   * Voices held for review (or in any state but ready) are not disclosed: a match names a voice
-   * and its licensing page, which only a voice in the registry may have.
-   */
-  private async matchesOf(
-    tx: Executor,
-    engine: VoiceprintEngine,
-    sample: TaggedEmbedding & { speechSeconds: number },
-    platformName: string,
-    now: Date,
-  ) {
-    const point = engine.points(sample.model).sample_vs_enrolled.search;
-    const nearest = await nearestVoices(tx, sample, null, SCREENING_MAX_MATCHES);
+  /** The protected voices the sample sounds like, each with whether this platform holds a live licence of it. */
+  private async matchesOf(tx: Executor, engine: VoiceprintEngine, sample: ScreenedSample, platformName: string, now: Date) {
     const scored: ScoredMatch[] = [];
-    for (const voice of nearest) {
-      if (voice.similarity < point || voice.status !== 'ready') continue;
-      const shorterSeconds = Math.min(sample.speechSeconds, voice.speechSeconds);
-      const calibrated = engine.score(sample.model, 'sample_vs_enrolled', voice.similarity, shorterSeconds);
-      const licensed = await holdsLiveLicense(tx, voice.voiceId, platformName, now);
-      scored.push({ voice, confidence: calibrated?.probability ?? voice.similarity, licensed });
+    for (const match of await protectedVoicesLike(tx, engine, sample)) {
+      scored.push({ ...match, licensed: await holdsLiveLicense(tx, match.voice.voiceId, platformName, now) });
     }
     return scored;
   }

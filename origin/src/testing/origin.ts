@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createdApiKeySchema, platformSchema } from '@vip/shared-schema';
+import type { CheckpointSigner } from '../audit/checkpoints.js';
 import { type AccessTokens, createAccessTokens, generateSigningJwk, type SigningJwk } from '../auth/access-tokens.js';
 import { type PasswordHasher, scryptHasher } from '../auth/passwords.js';
 import type { DatabaseHandle } from '../db/client.js';
@@ -52,6 +53,8 @@ export async function startTestOrigin(
     protection?: ProtectionSettings;
     jobs?: BackgroundJobSettings;
     spokenConsent?: SpokenConsentSettings;
+    /** The key the log's checkpoints are signed with, for tests that sign notes of their own with it. */
+    checkpoints?: CheckpointSigner;
   } = {},
 ): Promise<TestOrigin> {
   const database = await openTestDatabase();
@@ -78,6 +81,7 @@ export async function startTestOrigin(
     protection: options.protection,
     jobs: options.jobs,
     spokenConsent: options.spokenConsent,
+    checkpoints: options.checkpoints,
   });
   return {
     ...server,

@@ -1,0 +1,121 @@
+import { createHash, X509Certificate } from 'node:crypto';
+import { limits, ProblemError, type SigningCertificate } from '@vip/shared-schema';
+import type { Caller } from '../auth/guard.js';
+import type { Database } from '../db/client.js';
+import type { Runtime } from '../runtime.js';
+import * as store from './store.js';
+
+const PEM_BLOCK = /^-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----\r?\n?$/;
+
+const fieldProblem = (field: string, message: string) =>
+  new ProblemError('validation_failed', 'The request body is invalid.', { errors: [{ field: `body.${field}`, message }] });
+
+/**
+ * The certificates platforms sign Content Credentials with (docs/CONTRACT.md#content-credentials).
+ * A platform key manages its own platform's; an administrator names any platform. Rotation is
+ * registering the new certificate before signing with it and revoking the old one once no file
+ * signed under it should verify any more.
+ */
+export class SigningCertificateService {
+  constructor(private readonly deps: { db: Database; runtime: Runtime }) {}
+
+  async register(caller: Caller, body: { platform_name?: string; certificate_pem: string }): Promise<SigningCertificate> {
+    const { db, runtime } = this.deps;
+    const platformName = this.platformOf(caller, body.platform_name);
+    const platformId = await this.platformId(platformName);
+    const certificate = parseCertificate(body.certificate_pem);
+    const now = runtime.clock.now();
+    if (new Date(certificate.validTo) <= now) throw fieldProblem('certificate_pem', 'the certificate has expired');
+    // c2pa-rs trusts a signer through a CA among its anchors; a leaf given as an anchor is never trusted (checked with 0.13.3).
+    if (!certificate.ca)
+      throw fieldProblem('certificate_pem', 'register the CA certificate that issues your signing certificates (CA:TRUE)');
+    const inserted = await db.transaction(async (tx) => {
+      if ((await store.countCertificatesOfPlatform(tx, platformId)) >= limits.signingCertificatesPerPlatform) {
+        throw new ProblemError('conflict', `A platform holds at most ${limits.signingCertificatesPerPlatform} signing certificates.`);
+      }
+      return store.insertCertificate(tx, {
+        id: runtime.newId(),
+        platformId,
+        pem: certificate.toString(),
+        fingerprint: fingerprintOf(certificate),
+        subject: certificate.subject,
+        issuer: certificate.issuer,
+        isCa: certificate.ca,
+        notBefore: new Date(certificate.validFrom),
+        notAfter: new Date(certificate.validTo),
+        createdAt: now,
+      });
+    });
+    if (!inserted) throw new ProblemError('conflict', 'This certificate is already registered for the platform.');
+    return answer(inserted, platformName);
+  }
+
+  async list(caller: Caller, platformName: string | undefined): Promise<{ certificates: SigningCertificate[] }> {
+    const name = this.platformOf(caller, platformName);
+    const rows = await store.certificatesOfPlatform(this.deps.db, await this.platformId(name));
+    return { certificates: rows.map((row) => answer(row, name)) };
+  }
+
+  async revoke(caller: Caller, certificateId: string): Promise<SigningCertificate> {
+    const { db, runtime } = this.deps;
+    const found = await store.certificateWithPlatform(db, certificateId);
+    // Another platform's certificate answers exactly like a missing one.
+    if (!found || (caller.kind === 'platform' && caller.platformName !== found.platformName)) {
+      throw new ProblemError('not_found', 'No such signing certificate.');
+    }
+    this.requireAdminOrPlatform(caller);
+    await store.revokeCertificate(db, certificateId, runtime.clock.now());
+    const after = await store.certificateWithPlatform(db, certificateId);
+    return answer(after!.certificate, found.platformName);
+  }
+
+  private requireAdminOrPlatform(caller: Caller): void {
+    if (caller.kind === 'user' && caller.role !== 'admin') {
+      throw new ProblemError('forbidden', "Signing certificates are managed by the platform's key or an administrator.");
+    }
+  }
+
+  private platformOf(caller: Caller, given: string | undefined): string {
+    this.requireAdminOrPlatform(caller);
+    if (caller.kind === 'platform') {
+      if (given !== undefined && given !== caller.platformName)
+        throw new ProblemError('platform_mismatch', 'platform_name does not match the API key.');
+      return caller.platformName;
+    }
+    if (given === undefined) throw fieldProblem('platform_name', 'an administrator names the platform');
+    return given;
+  }
+
+  private async platformId(name: string): Promise<string> {
+    const id = await store.platformIdByName(this.deps.db, name);
+    if (!id) throw new ProblemError('not_found', 'No such platform.');
+    return id;
+  }
+}
+
+function parseCertificate(pem: string): X509Certificate {
+  if (!PEM_BLOCK.test(pem.trim().concat('\n')))
+    throw fieldProblem('certificate_pem', 'one PEM certificate (BEGIN CERTIFICATE … END CERTIFICATE)');
+  try {
+    return new X509Certificate(pem);
+  } catch {
+    throw fieldProblem('certificate_pem', 'not an X.509 certificate');
+  }
+}
+
+const fingerprintOf = (certificate: X509Certificate) => createHash('sha256').update(certificate.raw).digest('hex');
+
+function answer(row: store.SigningCertificateRow, platformName: string): SigningCertificate {
+  return {
+    certificate_id: row.id,
+    platform_name: platformName,
+    subject: row.subject,
+    issuer: row.issuer,
+    is_ca: row.isCa,
+    fingerprint_sha256: row.fingerprint,
+    not_before: row.notBefore.toISOString(),
+    not_after: row.notAfter.toISOString(),
+    created_at: row.createdAt.toISOString(),
+    revoked_at: row.revokedAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,43 @@
+import {
+  listSigningCertificatesRoute,
+  registerSigningCertificateRoute,
+  revokeSigningCertificateRoute,
+  verifyProvenanceRoute,
+} from '@vip/shared-schema/routes/origin-provenance';
+import type { FastifyRequest } from 'fastify';
+import { callerOf } from '../auth/guard.js';
+import { readMultipartForm } from '../http/multipart-form.js';
+import { addRoute, type RouteKit } from '../http/routes.js';
+import type { SigningCertificateService } from './certificates.js';
+import type { ProvenanceService, VerifyCaller } from './service.js';
+
+const verifyCallerOf = (request: FastifyRequest): VerifyCaller =>
+  request.platformName !== undefined || request.principal !== undefined ? callerOf(request) : { kind: 'anonymous', ip: request.ip };
+
+/** Call inside a scope that has @fastify/multipart registered (see server.ts). */
+export function registerProvenanceVerifyRoute({ app, registry, guards }: RouteKit, provenance: ProvenanceService): void {
+  addRoute(app, registry, verifyProvenanceRoute, {
+    guards: [guards.platformUserOrAnonymous],
+    handler: async (_input, request) => {
+      const caller = verifyCallerOf(request);
+      await provenance.admit(caller);
+      const form = await readMultipartForm(request, { files: { audio: { maxCount: 1 } }, fields: [] });
+      return provenance.verify(caller, form);
+    },
+  });
+}
+
+export function registerSigningCertificateRoutes({ app, registry, guards }: RouteKit, certificates: SigningCertificateService): void {
+  addRoute(app, registry, registerSigningCertificateRoute, {
+    guards: [guards.platformOrUser],
+    handler: ({ body }, request) => certificates.register(callerOf(request), body),
+  });
+  addRoute(app, registry, listSigningCertificatesRoute, {
+    guards: [guards.platformOrUser],
+    handler: ({ query }, request) => certificates.list(callerOf(request), query.platform_name),
+  });
+  addRoute(app, registry, revokeSigningCertificateRoute, {
+    guards: [guards.platformOrUser],
+    handler: ({ params }, request) => certificates.revoke(callerOf(request), params.certificate_id),
+  });
+}

@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { provenanceVerificationSchema } from '@vip/shared-schema';
+import type { AuditReceipt } from '@vip/shared-schema/client';
+import { embedAuthorization } from '@vip/shared-schema/client/provenance';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { platformSigner } from '../../origin/src/provenance/test-files.js';
+import { speakerRecordings } from '../../origin/src/testing/voiceprint.js';
+import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
+import { pcm16Wav } from '../../origin/src/voiceprint/test-support/fixtures.js';
+import {
+  enrolledVoice,
+  eventually,
+  issuePlatformKey,
+  json,
+  post,
+  type RunningService,
+  registeredOwner,
+  startService,
+} from '../support/service.js';
+
+const admin = { email: 'admin@provenance-e2e.example', password: 'provenance-e2e-admin-password' };
+const owner = { email: 'owner@provenance-e2e.example', password: 'provenance-e2e-owner-password' };
+const SPEAKER = 'so762:SPEAKER9612';
+
+describe('Content Credentials across both planes: gate, redeem, receipt, embed, verify', () => {
+  let service: RunningService;
+  let ownerToken: string;
+  let apiKey: string;
+  let voiceId: string;
+  const platformName = `Provenance E2E ${randomUUID().slice(0, 8)}`;
+  const asPlatform = () => ({ 'x-api-key': apiKey });
+
+  beforeAll(async () => {
+    service = await startService({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password } });
+    apiKey = await issuePlatformKey(service.originUrl, admin, platformName);
+    ownerToken = await registeredOwner(service.originUrl, owner);
+    voiceId = await enrolledVoice(service.originUrl, ownerToken, 'Provenance E2E Voice', speakerRecordings(SPEAKER, 0, 8));
+    const asOwner = { 'content-type': 'application/json', authorization: `Bearer ${ownerToken}` };
+    const consented = await fetch(`${service.originUrl}/api/v1/voices/${voiceId}/consent`, {
+      method: 'PUT',
+      headers: asOwner,
+      body: JSON.stringify({ status: 'active' }),
+    });
+    expect(consented.status).toBe(200);
+    const licensed = await post(
+      `${service.originUrl}/api/v1/voices/${voiceId}/licenses`,
+      { platform_name: platformName, scopes: ['audiobook'], expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString() },
+      { authorization: `Bearer ${ownerToken}` },
+    );
+    expect(licensed.status, await licensed.clone().text()).toBe(201);
+  }, 240_000);
+
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('a platform signs the audio it synthesized after an approval, and the service judges the file `authorized`', async () => {
+    // 1. The platform registers the CA its signing certificates come from.
+    const { caPem, signer } = platformSigner(platformName);
+    const registered = await post(`${service.originUrl}/api/v1/signing-certificates`, { certificate_pem: caPem }, asPlatform());
+    expect(registered.status, await registered.clone().text()).toBe(201);
+
+    // 2. The gate approves and the token is redeemed.
+    const gate = () =>
+      post(
+        `${service.edgeUrl}${edgeRoutes.preSynthesisCheck.path}`,
+        { voice_id: voiceId, platform_name: platformName, intended_use: 'audiobook' },
+        asPlatform(),
+      );
+    await eventually(async () => (await json(await gate())).status === 'approved', 20_000);
+    const approved = await json(await gate());
+    const redeemed = await post(`${service.edgeUrl}${edgeRoutes.redeem.path}`, { token: approved.authorization_token }, asPlatform());
+    expect(redeemed.status).toBe(200);
+
+    // 3. "Synthesis": this speaker's speech as a WAV. 4. The receipt, once a signed checkpoint covers the decision.
+    const [speech] = speakerRecordings(SPEAKER, 8, 1);
+    const audio = pcm16Wav((await decodeAudio(speech!, { maxBytes: 2 ** 24, maxSeconds: 60, minSeconds: 0 })).samples);
+    let receipt: AuditReceipt | undefined;
+    await eventually(async () => {
+      const response = await fetch(`${service.originUrl}/api/v1/protect/audit-log/${approved.check_id}/receipt`, { headers: asPlatform() });
+      if (response.status === 200) receipt = (await response.json()) as AuditReceipt;
+      return receipt !== undefined;
+    }, 30_000);
+
+    // 5. Embed, signed with the platform's own key.
+    const signed = await embedAuthorization(audio, 'audio/wav', { check_id: approved.check_id as string, receipt: receipt! }, signer);
+
+    // 6. Anyone verifies it, without credentials; the redemption reaches the origin's log a moment after the gate.
+    let result: ReturnType<typeof provenanceVerificationSchema.parse> | undefined;
+    await eventually(async () => {
+      const form = new FormData();
+      form.set('audio', new Blob([signed], { type: 'audio/wav' }), 'synthesized.wav');
+      const response = await fetch(`${service.originUrl}/api/v1/provenance/verify`, { method: 'POST', headers: asPlatform(), body: form });
+      expect(response.status, await response.clone().text()).toBe(200);
+      result = provenanceVerificationSchema.parse(await response.json());
+      return result.verdict !== 'not_redeemed';
+    }, 30_000);
+    expect(result!.verdict, JSON.stringify(result)).toBe('authorized');
+    expect(result!.credentials).toMatchObject({ state: 'trusted', signer: { registered_platform: platformName } });
+    expect(result!.authorization).toMatchObject({ check_id: approved.check_id, voice_id: voiceId, receipt_verified: true, redeemed: true });
+    expect(result!.voice).toMatchObject({ compared_with: voiceId, is_same_speaker: true });
+  }, 180_000);
+});
