@@ -1,7 +1,6 @@
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, DEFAULT_TLOG_ORIGIN, GATE_VARIANTS, type GateVariant } from '@vip/shared-schema';
 import { z } from 'zod';
 import { parseJsonOrUndefined } from './parse-json.js';
-import { defaultSpokenConsentSettings, SPOKEN_CONSENT_MODES, type SpokenConsentSettings } from './spoken-consent/settings.js';
 
 // Nothing of the app is imported here but the dependency-free parse-json.ts: every domain may read
 // the configuration, and the configuration knows no domain (test/architecture/origin-layers.test.ts).
@@ -32,6 +31,22 @@ export const DEFAULT_ADMIN_EMAIL = 'admin@vip.local';
 
 /** Screenings and comparisons per minute per API key (or user), and licence requests per minute per API key, unless configured. */
 export const DEFAULT_PROTECTION_LIMITS = { screeningPerMinute: 60, comparePerMinute: 60, licenseRequestsPerMinute: 10 } as const;
+
+/**
+ * `required`: every enrollment and re-enrollment needs a spoken consent. `when_given`: one that is
+ * sent is checked like a required one, and an enrollment without one goes ahead as before (the
+ * default until every client sends one: docs/OPERATIONS.md#spoken-consent).
+ */
+export const SPOKEN_CONSENT_MODES = ['required', 'when_given'] as const;
+export type SpokenConsentMode = (typeof SPOKEN_CONSENT_MODES)[number];
+
+export interface SpokenConsentSettings {
+  mode: SpokenConsentMode;
+  /** 0: the phrase must be heard exactly; 1: one word of it may be wrong. */
+  phraseMaxWrongWords: number;
+}
+
+export const defaultSpokenConsentSettings: SpokenConsentSettings = { mode: 'when_given', phraseMaxWrongWords: 1 };
 
 /** An unset variable and an empty one mean the same: use the default. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());

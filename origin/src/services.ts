@@ -6,6 +6,7 @@ import type { AccessTokens } from './auth/access-tokens.js';
 import type { PasswordHasher } from './auth/passwords.js';
 import { AuthService } from './auth/service.js';
 import { BiometricConsentService } from './biometric-consent/service.js';
+import type { SpokenConsentSettings } from './config.js';
 import type { Database } from './db/client.js';
 import { DetectionService } from './detection/service.js';
 import type { OutboxSignal } from './edge-sync/signal.js';
@@ -20,7 +21,6 @@ import { SynthesisConsentService } from './registry/synthesis-consent/service.js
 import type { Runtime } from './runtime.js';
 import { ScreeningService } from './screening/service.js';
 import { SpokenConsentService } from './spoken-consent/service.js';
-import type { SpokenConsentSettings } from './spoken-consent/settings.js';
 import type { VoiceprintEngine } from './voiceprint/index.js';
 import { VoiceReviewService } from './voices/reviews.js';
 import { VoiceService } from './voices/service.js';

@@ -52,8 +52,10 @@ describe('buildAuditRecord', () => {
   });
 
   it('refuses a record that names a reader its kind does not allow', () => {
-    // A screening names no voice: its owner would read another voice's match.
-    expect(() => buildAuditRecord('screening', { ...base, voice_id: base.check_id, caller_type: 'api_key' })).toThrow(/reader/);
+    // A biometric consent names no voice yet: the voice's owner-to-be is its only reader.
+    expect(() => buildAuditRecord('biometric_consent.granted', { ...base, voice_id: base.check_id, caller_type: 'user' })).toThrow(
+      /reader/,
+    );
     // A refused enrollment is the service's: the refused caller would learn the matched voice's id.
     expect(() => buildAuditRecord('enrollment.refused', { ...base, voice_id: base.check_id, caller_type: 'user', caller_id: 'u' })).toThrow(
       /reader/,

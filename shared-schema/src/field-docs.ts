@@ -69,6 +69,8 @@ export const FIELD_DESCRIPTIONS: Readonly<Record<string, string>> = {
   'SetConsentRequest.status': 'granted to allow licensed synthesis, withdrawn to refuse every synthesis.',
   type: 'Kind of consent (biometric).',
   statement_version: 'Version of the consent statement the owner was shown.',
+  'ConsentChallenge.challenge_id': 'Id of the spoken-consent challenge, to send with the enrollment that answers it (single use).',
+  'ConsentChallenge.language': 'Language the statement and the phrase are read in (BCP 47).',
   deleted: 'True: it is gone.',
   erased: 'What the deletion erased, counted.',
   reviews: 'Voices held for review, oldest first.',

@@ -109,3 +109,6 @@ export function callerOf(request: FastifyRequest): Caller {
   if (!request.principal) throw new ProblemError('authentication_required');
   return { kind: 'user', ...request.principal };
 }
+
+/** What a rate limit counts a caller by: the API key, or the signed-in user. */
+export const credentialOf = (caller: Caller): string => (caller.kind === 'platform' ? `key:${caller.keyId}` : `user:${caller.userId}`);

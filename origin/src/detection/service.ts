@@ -1,9 +1,9 @@
 import { type ComparisonResult, ProblemError, uuid } from '@vip/shared-schema';
-import type { Caller } from '../auth/guard.js';
+import { type Caller, credentialOf } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
 import { recordEvent } from '../events/store.js';
 import type { MultipartForm } from '../http/multipart-form.js';
-import { credentialOf, type RateLimiter } from '../http/rate-limit.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 import { holdsLiveLicense } from '../registry/licenses/store.js';
 import type { Runtime } from '../runtime.js';
 import type { EmbedFileResult, TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';

@@ -1,6 +1,5 @@
 import { ProblemError, type RateLimitState, rateLimitHeaders } from '@vip/shared-schema';
 import { and, eq, lt, sql } from 'drizzle-orm';
-import type { Caller } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
 import { rateLimitWindows } from '../db/schema.js';
 import type { Clock } from '../runtime.js';
@@ -12,9 +11,6 @@ export interface RateLimit {
 }
 
 const WINDOW_MS = 60_000;
-
-/** What a limit counts a caller by: the API key, or the signed-in user. */
-export const credentialOf = (caller: Caller): string => (caller.kind === 'platform' ? `key:${caller.keyId}` : `user:${caller.userId}`);
 
 /**
  * Counts a credential's calls in fixed one-minute windows held in the database, so the limit holds

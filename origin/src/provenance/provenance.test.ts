@@ -28,12 +28,12 @@ import { auditPending, domainEvents } from '../db/schema.js';
 import { gateRecord } from '../testing/audit-records.js';
 import { bearer, loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
+import { audioByteOffset, audioFixture, CREDENTIAL_FORMATS, editText, platformSigner } from '../testing/provenance-files.js';
 import { audioForm, EMBEDDING_LIKE, speakerRecordings, startTestEngine } from '../testing/voiceprint.js';
 import { insertEnrolledVoice } from '../testing/voices.js';
 import { decodeAudio } from '../voiceprint/decode.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
 import { pcm16Wav } from '../voiceprint/test-support/fixtures.js';
-import { audioByteOffset, audioFixture, CREDENTIAL_FORMATS, editText, platformSigner } from './test-files.js';
 
 const ACME = 'Acme TTS';
 const OTHER = 'Other Voices';

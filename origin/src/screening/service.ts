@@ -9,11 +9,11 @@ import {
   type ScreeningResult,
 } from '@vip/shared-schema';
 import { queueAuditRecords } from '../audit/queue.js';
-import type { Caller } from '../auth/guard.js';
+import { type Caller, credentialOf } from '../auth/guard.js';
 import type { Database, Executor } from '../db/client.js';
 import { recordEvent } from '../events/store.js';
 import type { MultipartForm } from '../http/multipart-form.js';
-import { credentialOf, type RateLimiter } from '../http/rate-limit.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 import { holdsLiveLicense } from '../registry/licenses/store.js';
 import type { Runtime } from '../runtime.js';
 import type { TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';

@@ -11,13 +11,13 @@ import {
 import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
 import { recordSpokenEvidence } from '../biometric-consent/store.js';
+import type { SpokenConsentSettings } from '../config.js';
 import type { Database, Executor } from '../db/client.js';
 import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
 import type { Runtime } from '../runtime.js';
 import { decodeAudio } from '../voiceprint/decode.js';
 import type { TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
 import { checkConsentWords, PHRASE_WORDS, spokenWords } from './consent-words.js';
-import type { SpokenConsentSettings } from './settings.js';
 import * as store from './store.js';
 import { WordsChecker } from './words.js';
 
@@ -40,7 +40,7 @@ export interface VerifiedConsent {
   evidence: SpokenConsentEvidence;
 }
 
-/** Written by calibrate.ts on dev/ (docs/BENCHMARKS.md#spoken-consent). */
+/** Written by calibrate.ts on dev/ (docs/DECISIONS.md#spoken-consent). */
 const calibration = JSON.parse(readFileSync(new URL('./calibration.json', import.meta.url), 'utf8')) as {
   statement: { min_score: number };
 };
