@@ -225,6 +225,15 @@ describe('object-level authorization: another owner, another platform', () => {
       expect(JSON.stringify(body)).not.toContain(voiceA);
       expect(JSON.stringify(body)).not.toContain(ownerA.userId);
     },
+    createConsentChallenge: async () => {
+      // A challenge is bound to whoever asked: B's holds nothing of A's, and names no voice.
+      attempts.push({ route: 'createConsentChallenge', input: "ask for a spoken-consent challenge, looking for another owner's data" });
+      const response = await s.call('createConsentChallenge', `${s.origin}/api/v1/consents/challenges`, { method: 'POST', headers: asB() });
+      expect(response.status).toBe(201);
+      const body = JSON.stringify(await json(response));
+      expect(body).not.toContain(voiceA);
+      expect(body).not.toContain(ownerA.userId);
+    },
     reenrollVoice: async () => {
       const form = new FormData();
       form.set('audio', new Blob([await readFile(SPEAKERS.b[0]!)], { type: 'audio/ogg' }), 'take.opus');
