@@ -11,17 +11,16 @@
  * evaluate.ts's cached embeddings of the originals.
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { limits } from '@vip/shared-schema';
 import { createVoiceprintEngine } from '../index.js';
 import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../manifest.js';
+import { averageEmbeddings, cosine } from '../similarity.js';
+import { type CachedRecording, embeddingCachePath, enrolledFrom, readEmbeddingCache } from './embedding-cache.js';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
 const flags = parseArgs({
   options: {
     speech: { type: 'string', default: '/work/shared/speech/dev' },
@@ -31,29 +30,10 @@ const flags = parseArgs({
   },
 }).values;
 
-interface CachedRecording {
-  path: string;
-  speaker: string;
-  speech_seconds: number;
-  embedding: number[];
-}
-
-function enroll(parts: Array<{ embedding: ArrayLike<number>; seconds: number }>): Float64Array {
-  const sum = new Float64Array(parts[0]!.embedding.length);
-  for (const { embedding, seconds } of parts) {
-    const norm = Math.hypot(...Array.from(embedding));
-    for (let i = 0; i < sum.length; i++) sum[i]! += (embedding[i]! / norm) * seconds;
-  }
-  const norm = Math.hypot(...sum);
-  return sum.map((value) => value / norm);
-}
-
 async function main() {
   const dir = resolve(flags.speech);
   const entry = selectModel(readManifest(bundledManifestPath), bundledModelLocations, flags.model);
-  const key = createHash('sha256').update(`${dir}\0${entry.sha256}`).digest('hex').slice(0, 12);
-  const recordings = (JSON.parse(readFileSync(join(HERE, 'work', `embeddings-${key}.json`), 'utf8')) as { recordings: CachedRecording[] })
-    .recordings;
+  const recordings = readEmbeddingCache(embeddingCachePath(dir, entry));
   const bySpeaker = new Map<string, CachedRecording[]>();
   for (const recording of recordings) bySpeaker.set(recording.speaker, [...(bySpeaker.get(recording.speaker) ?? []), recording]);
   const chosen = [...bySpeaker.values()]
@@ -74,12 +54,10 @@ async function main() {
           execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', join(dir, recording.path), '-b:a', '64k', mp3]);
           execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', mp3, '-ar', '44100', wav]);
           const result = await engine.embedFile(new Uint8Array(readFileSync(wav)));
-          return { embedding: result.embedding, seconds: result.speechSeconds };
+          return result;
         }),
       );
-      const original = enroll(own.map((r) => ({ embedding: r.embedding, seconds: r.speech_seconds })));
-      const copy = enroll(copies);
-      scores.push(original.reduce((sum, value, i) => sum + value * copy[i]!, 0));
+      scores.push(cosine(enrolledFrom(entry.name, own), averageEmbeddings(copies)));
     }
   } finally {
     await engine.close();

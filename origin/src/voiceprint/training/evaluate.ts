@@ -13,7 +13,6 @@
  *    how unseen speakers are measured against points chosen on dev.
  */
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,9 +21,9 @@ import { ProblemError } from '@vip/shared-schema/problem';
 import { createVoiceprintEngine } from '../index.js';
 import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../manifest.js';
 import { readSpeechManifest, type SpeechRecording } from '../speech-manifest.js';
+import { embeddingCachePath, TRAINING_WORK } from './embedding-cache.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const WORK = join(HERE, 'work');
 
 const flags = parseArgs({
   options: {
@@ -71,12 +70,10 @@ async function embedAll(dir: string, model: string | undefined, cache: string) {
 async function main() {
   const dir = resolve(flags.speech);
   const model = flags.model;
-  mkdirSync(WORK, { recursive: true });
-  // Keyed on the folder and the model file, so writing the calibration does not invalidate it.
+  mkdirSync(TRAINING_WORK, { recursive: true });
   const manifest = readManifest(bundledManifestPath);
   const entry = selectModel(manifest, bundledModelLocations, model);
-  const key = createHash('sha256').update(`${dir}\0${entry.sha256}`).digest('hex').slice(0, 12);
-  const cache = join(WORK, `embeddings-${key}.json`);
+  const cache = embeddingCachePath(dir, entry);
   if (!existsSync(cache) || flags.fresh) await embedAll(dir, model, cache);
   if (flags['embed-only']) {
     console.log(cache);

@@ -17,7 +17,6 @@
  * evaluate.ts's cached per-recording embeddings (it runs `evaluate.ts --embed-only` when missing).
  */
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +26,9 @@ import { decodeAudio } from '../decode.js';
 import { createVoiceprintEngine, defaultPipelineLimits } from '../index.js';
 import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../manifest.js';
 import { defaultSearchTargets, operatingPoints } from '../operating-points.js';
+import { cosine, type TaggedEmbedding } from '../similarity.js';
 import { pcm16Wav } from '../test-support/fixtures.js';
+import { type CachedRecording, embeddingCachePath, enrolledFrom, readEmbeddingCache } from './embedding-cache.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SPEECH_TARGETS = [3, 5, 10, 20] as const;
@@ -42,52 +43,22 @@ const flags = parseArgs({
   },
 }).values;
 
-interface CachedRecording {
-  path: string;
-  set: string;
-  speaker: string;
-  speech_seconds: number;
-  embedding: number[];
-}
-
-function unit(vector: Float64Array): Float64Array {
-  const norm = Math.hypot(...vector);
-  return vector.map((value) => value / norm);
-}
-
-/** The service's enrollment: the speech-weighted mean of unit embeddings, renormalised. */
-function combine(recordings: readonly CachedRecording[]): Float64Array {
-  const sum = new Float64Array(recordings[0]!.embedding.length);
-  for (const recording of recordings) {
-    const vector = unit(Float64Array.from(recording.embedding));
-    for (let i = 0; i < sum.length; i++) sum[i]! += vector[i]! * recording.speech_seconds;
-  }
-  return unit(sum);
-}
-
-function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let sum = 0;
-  for (let i = 0; i < a.length; i++) sum += a[i]! * b[i]!;
-  return sum;
-}
-
 async function main() {
   const dir = resolve(flags.speech);
   const manifest = readManifest(bundledManifestPath);
   const entry = selectModel(manifest, bundledModelLocations, flags.model);
   if (!entry.calibration) throw new Error(`model "${entry.name}" has no calibration: run evaluate.ts --write first`);
-  const key = createHash('sha256').update(`${dir}\0${entry.sha256}`).digest('hex').slice(0, 12);
-  const cache = join(HERE, 'work', `embeddings-${key}.json`);
+  const cache = embeddingCachePath(dir, entry);
   if (!existsSync(cache)) {
     const args = ['tsx', join(HERE, 'evaluate.ts'), '--speech', dir, '--model', entry.name, '--embed-only'];
     if (spawnSync('npx', args, { stdio: 'inherit' }).status !== 0) throw new Error('evaluate.ts --embed-only failed');
   }
-  const recordings = (JSON.parse(readFileSync(cache, 'utf8')) as { recordings: CachedRecording[] }).recordings;
+  const recordings = readEmbeddingCache(cache);
   const point = operatingPoints(entry.calibration, defaultSearchTargets).sample_vs_enrolled.search;
 
   const bySpeaker = new Map<string, CachedRecording[]>();
   for (const recording of recordings) bySpeaker.set(recording.speaker, [...(bySpeaker.get(recording.speaker) ?? []), recording]);
-  const enrolled: Array<{ speaker: string; set: string; vector: Float64Array }> = [];
+  const enrolled: Array<{ speaker: string; set: string; vector: TaggedEmbedding }> = [];
   const probeHalves = new Map<string, CachedRecording[]>();
   for (const [speaker, own] of [...bySpeaker].sort(([a], [b]) => a.localeCompare(b))) {
     own.sort((a, b) => a.path.localeCompare(b.path));
@@ -97,7 +68,7 @@ async function main() {
       own.filter((_, i) => i % 2 === 1),
     );
     if (halfA.reduce((sum, r) => sum + r.speech_seconds, 0) >= limits.enrollMinSpeechSeconds) {
-      enrolled.push({ speaker, set: own[0]!.set, vector: combine(halfA) });
+      enrolled.push({ speaker, set: own[0]!.set, vector: enrolledFrom(entry.name, halfA) });
     }
   }
 
@@ -124,12 +95,12 @@ async function main() {
     falseMatch: boolean;
   };
   const outcomes: Outcome[] = [];
-  const judge = (speaker: string, set: string, target: number, kind: Outcome['kind'], speech: number, vector: ArrayLike<number>) => {
+  const judge = (speaker: string, set: string, target: number, kind: Outcome['kind'], speech: number, vector: TaggedEmbedding) => {
     let best = { speaker: '', score: -2 };
     let own = -2;
     let impostor = -2;
     for (const voice of enrolled) {
-      const score = dot(vector, voice.vector);
+      const score = cosine(vector, voice.vector);
       if (score > best.score) best = { speaker: voice.speaker, score };
       if (voice.speaker === speaker) own = score;
       else impostor = Math.max(impostor, score);
@@ -161,7 +132,7 @@ async function main() {
             target,
             'several_files',
             members.reduce((s, r) => s + r.speech_seconds, 0),
-            combine(members),
+            enrolledFrom(entry.name, members),
           );
           jobs.push(
             (async () => {
@@ -174,7 +145,7 @@ async function main() {
                 at += part.samples.length + gap;
               }
               const sample = await engine.embedFile(pcm16Wav(joined));
-              judge(voice.speaker, voice.set, target, 'one_file', sample.speechSeconds, sample.embedding);
+              judge(voice.speaker, voice.set, target, 'one_file', sample.speechSeconds, sample);
             })(),
           );
         }
