@@ -29,6 +29,11 @@ export interface RouteContract {
   success: { status: number; description: string; schema?: z.ZodType; contentType?: string; headers?: Record<string, string> };
   /** Problem codes this route can answer with, beyond the ones every route can. */
   problems: readonly ProblemCode[];
+  /**
+   * A public route that a page of another origin may call and read (`PUBLIC_CROSS_ORIGIN_HEADERS`):
+   * the edge's playground checks a file at the origin. Only simple requests: no preflight is answered.
+   */
+  crossOrigin?: true;
 }
 
 export const defineRoute = <const C extends RouteContract>(contract: C): C => contract;

@@ -5,27 +5,28 @@
 
 /**
  * A strict policy: scripts and styles only from the page's own origin (no inline script or style,
- * no eval), API calls only to the same origin, no framing, no plugins, and Trusted Types required
- * for every DOM sink that parses HTML, so no string can become markup. The pages build their DOM
- * with createElement and textContent only.
+ * no eval), API calls only to the same origin and the origins in `connectTo`, no framing, no
+ * plugins, and Trusted Types required for every DOM sink that parses HTML, so no string can become
+ * markup. The pages build their DOM with createElement and textContent only.
  */
-export const PAGE_CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "connect-src 'self'",
-  "img-src 'self' data:",
-  "media-src 'self' blob:",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-  "require-trusted-types-for 'script'",
-  "trusted-types 'none'",
-].join('; ');
+export const pageContentSecurityPolicy = (connectTo: readonly string[] = []): string =>
+  [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    ["connect-src 'self'", ...connectTo].join(' '),
+    "img-src 'self' data:",
+    "media-src 'self' blob:",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+    "require-trusted-types-for 'script'",
+    "trusted-types 'none'",
+  ].join('; ');
 
 /** Sent with every page and page asset. The microphone is allowed for the page's own origin only. */
 export const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': PAGE_CONTENT_SECURITY_POLICY,
+  'content-security-policy': pageContentSecurityPolicy(),
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cross-origin-opener-policy': 'same-origin',
@@ -34,6 +35,12 @@ export const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   // The pages are small and change with each release; the assets are named by the page, not hashed.
   'cache-control': 'no-cache',
 };
+
+/** The same, for a page whose script also calls `connectTo` (the playground checks files at the origin). */
+export const pageSecurityHeaders = (connectTo: readonly string[] = []): Readonly<Record<string, string>> => ({
+  ...PAGE_SECURITY_HEADERS,
+  'content-security-policy': pageContentSecurityPolicy(connectTo),
+});
 
 /**
  * The biometric consent statement the console shows in full before an owner accepts it; its
@@ -48,6 +55,17 @@ export const BIOMETRIC_CONSENT_STATEMENT = {
     'This consent serves one enrollment. I can withdraw synthesis consent for the voice at any time, and delete the voice at any time.',
   ],
 } as const;
+
+/**
+ * Sent by a `crossOrigin` route (contract.ts) with every answer, problems included, so a page of
+ * another origin reads the verdict or the problem and the rate limit. Any origin: the route is
+ * public and no credential rides along by itself (the API reads none from cookies), and a form on
+ * any site could already post the same file; this only lets the page read the answer.
+ */
+export const PUBLIC_CROSS_ORIGIN_HEADERS: Readonly<Record<string, string>> = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'ratelimit, ratelimit-policy, retry-after, x-request-id',
+};
 
 export const escapeHtml = (text: string): string =>
   text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&#39;');

@@ -134,6 +134,11 @@ export const provenanceAuthorizationSchema = z.object({
   /** Today: the voice is still registered, its synthesis consent active, the platform's licence live. */
   consent_standing: z.boolean(),
   license_standing: z.boolean(),
+  receipt: auditReceiptSchema
+    .nullable()
+    .describe(
+      "the decision's receipt as the file carries it (public, like the log), to check without this service; null when none was read",
+    ),
 });
 
 export const provenanceVoiceSchema = z.object({

@@ -1,8 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { AuditReceipt } from '@vip/shared-schema/client';
+import { embedAuthorization } from '@vip/shared-schema/client/provenance';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
+import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { audioByteOffset, platformSigner } from '../../origin/src/testing/provenance-files.js';
+import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
+import { pcm16Wav } from '../../origin/src/voiceprint/test-support/fixtures.js';
+import { enrolledVoice, eventually, issuePlatformKey, json, post, registeredOwner } from '../support/service.js';
+import { ENROLL_CLIPS, OTHER_SPEAKER_CLIPS } from '../support/speech.js';
 import { chromiumMissing, collectConsole, expectAccessible, screenshot, serviceAndChromiumPerSuite, skipReason } from './support.js';
 
+const admin = { email: 'admin@playground-e2e.example', password: 'playground-e2e-admin-password' };
+const owner = { email: 'owner@playground-e2e.example', password: 'playground-e2e-owner-password' };
+/** The protected voice: eight clips enroll it, a ninth stands for the platform's synthesis. Another speaker, whom nobody protects. */
+const read = (path: string) => new Uint8Array(readFileSync(path));
+const VOICE_CLIPS = OTHER_SPEAKER_CLIPS.slice(0, 8).map(read);
+const SYNTHESIZED_CLIP = read(OTHER_SPEAKER_CLIPS[8]!);
+const STRANGER_CLIP = read(ENROLL_CLIPS[0]!);
+
+/** A clip as a 16-bit WAV, the container a TTS engine would write. */
+async function speechWav(clip: Uint8Array): Promise<Uint8Array> {
+  return pcm16Wav((await decodeAudio(clip, { maxBytes: 2 ** 24, maxSeconds: 60, minSeconds: 0 })).samples);
+}
+
+/** Drops `bytes` as a file on the page's drop zone, as a person dragging it from their desktop does. */
+async function dropFile(page: Page, name: string, bytes: Uint8Array): Promise<void> {
+  const transfer = await page.evaluateHandle(
+    ({ name, data }) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([Uint8Array.from(data)], name, { type: 'audio/wav' }));
+      return transfer;
+    },
+    { name, data: [...bytes] },
+  );
+  await page.locator('#drop-zone').dispatchEvent('drop', { dataTransfer: transfer });
+}
+
 describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`, () => {
-  const running = serviceAndChromiumPerSuite();
+  const running = serviceAndChromiumPerSuite({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password } });
 
   it('serves the page with a strict Content-Security-Policy and no inline code', async () => {
     const response = await fetch(`${running.service.edgeUrl}/playground`);
@@ -12,6 +49,8 @@ describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("require-trusted-types-for 'script'");
     expect(csp).not.toContain('unsafe-inline');
+    // The one other address the page's script may call: the origin, where files are checked.
+    expect(csp).toContain(`connect-src 'self' ${new URL(running.service.originUrl).origin};`);
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     const html = await response.text();
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
@@ -90,4 +129,130 @@ describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`
     expect(messages.filter((line) => /Content Security Policy|Trusted Type|violation|pageerror/i.test(line))).toEqual([]);
     await context.close();
   });
+  it('checks files: a signed, authorized file dropped on the page is `authorized` with its signer and a receipt verified in the page; an altered file and one without credentials say so; the owner sees the check in the voice timeline', async () => {
+    const { originUrl, edgeUrl } = running.service;
+    // A voice, its consent and a licence; the platform registers its CA, is approved, redeems, and embeds the receipt.
+    const platformName = `Playground TTS ${randomUUID().slice(0, 6)}`;
+    const apiKey = await issuePlatformKey(originUrl, admin, platformName);
+    const asPlatform = { 'x-api-key': apiKey };
+    const ownerToken = await registeredOwner(originUrl, owner);
+    const asOwner = { authorization: `Bearer ${ownerToken}` };
+    const voiceId = await enrolledVoice(originUrl, ownerToken, 'Playground voice', VOICE_CLIPS);
+    const consented = await fetch(`${originUrl}/api/v1/voices/${voiceId}/consent`, {
+      method: 'PUT',
+      headers: { ...asOwner, 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'active' }),
+    });
+    expect(consented.status).toBe(200);
+    const expires = new Date(Date.now() + 30 * 86_400_000).toISOString();
+    const licensed = await post(
+      `${originUrl}/api/v1/voices/${voiceId}/licenses`,
+      { platform_name: platformName, scopes: ['audiobook'], expires_at: expires },
+      asOwner,
+    );
+    expect(licensed.status, await licensed.clone().text()).toBe(201);
+    const { caPem, signer } = platformSigner(platformName);
+    const registered = await post(`${originUrl}/api/v1/signing-certificates`, { certificate_pem: caPem }, asPlatform);
+    expect(registered.status, await registered.clone().text()).toBe(201);
+    const gate = () =>
+      post(
+        `${edgeUrl}${edgeRoutes.preSynthesisCheck.path}`,
+        { voice_id: voiceId, platform_name: platformName, intended_use: 'audiobook' },
+        asPlatform,
+      );
+    await eventually(async () => (await json(await gate())).status === 'approved', 20_000);
+    const approved = await json(await gate());
+    expect((await post(`${edgeUrl}${edgeRoutes.redeem.path}`, { token: approved.authorization_token }, asPlatform)).status).toBe(200);
+    let receipt: AuditReceipt | undefined;
+    await eventually(async () => {
+      const response = await fetch(`${originUrl}/api/v1/protect/audit-log/${approved.check_id}/receipt`, { headers: asPlatform });
+      if (response.status === 200) receipt = (await response.json()) as AuditReceipt;
+      return receipt !== undefined;
+    }, 30_000);
+    const signed = await embedAuthorization(
+      await speechWav(SYNTHESIZED_CLIP),
+      'audio/wav',
+      { check_id: approved.check_id as string, receipt: receipt! },
+      signer,
+    );
+    const altered = Uint8Array.from(signed);
+    const at = audioByteOffset(signed);
+    altered[at] = altered[at]! ^ 0xff;
+    const unsigned = await speechWav(STRANGER_CLIP);
+    // The redemption reaches the origin's log a moment after the gate answered it.
+    await eventually(async () => {
+      const page = await json(await fetch(`${originUrl}/api/v1/protect/audit-log?voice_id=${voiceId}`, { headers: asOwner }));
+      return (page.entries as { kind: string }[]).some((entry) => entry.kind === 'authorization.redeemed');
+    }, 30_000);
+
+    const context = await running.browser.newContext({ viewport: { width: 1100, height: 900 } });
+    const page = await context.newPage();
+    const messages = await collectConsole(page);
+    await page.goto(`${edgeUrl}/playground`);
+    const verdict = page.locator('#check-result [data-verdict]');
+    const checked = async (name: string) => {
+      await page.locator('#check-result [data-verdict]', { hasText: name }).waitFor({ timeout: 30_000 });
+      return verdict.getAttribute('data-verdict');
+    };
+
+    // Dropped: authorized, signed by the platform's certificate, the check's receipt verified here, the same speaker.
+    await dropFile(page, 'synthesized.wav', signed);
+    expect(await checked('synthesized.wav')).toBe('authorized');
+    await page.locator('#check-receipt [data-proof]').waitFor({ timeout: 15_000 });
+    const signerFacts = (await page.locator('#check-signer').textContent()) ?? '';
+    expect(signerFacts).toContain(`${platformName} signer`);
+    expect(signerFacts).toContain(`Platform it chains to${platformName}`);
+    expect(await page.locator('#check-named').textContent()).toContain(approved.check_id as string);
+    expect(await page.locator('#check-receipt [data-proof]').getAttribute('data-proof')).toBe('verified');
+    expect(await page.locator('#check-receipt [data-proof]').textContent()).toMatch(
+      /^Proof verified: entry \d+ is in the log .+ signed by the key /,
+    );
+    expect(await page.locator('#check-receipt [data-logged]').getAttribute('data-logged')).toBe('allow');
+    const voiceFacts = (await page.locator('#check-voice').textContent()) ?? '';
+    expect(voiceFacts).toContain(`Compared with the voice${voiceId}`);
+    expect(voiceFacts).toContain('Same speakeryes');
+    const authorizedCheck = (await page.locator('#check-result > p.hint code').textContent()) ?? '';
+    await expectAccessible(page, 'playground, an authorized file');
+    await screenshot(page, 'playground-check-file');
+
+    // Chosen: one audio byte changed after signing, then a recording of someone nobody protects, without credentials.
+    await page.locator('#check-file').setInputFiles({ name: 'altered.wav', mimeType: 'audio/wav', buffer: Buffer.from(altered) });
+    expect(await checked('altered.wav')).toBe('altered');
+    await page.locator('#check-file').setInputFiles({ name: 'plain.wav', mimeType: 'audio/wav', buffer: Buffer.from(unsigned) });
+    expect(await checked('plain.wav')).toBe('no_credentials');
+    expect(await page.locator('#check-signer').textContent()).toContain('no Content Credentials');
+    await expectAccessible(page, 'playground, a file without credentials');
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(messages.filter((line) => /Content Security Policy|Trusted Type|violation|pageerror/i.test(line))).toEqual([]);
+
+    // The owner's timeline shows the checks of files that named the voice, each with its receipt.
+    const consolePage = await context.newPage();
+    await consolePage.setViewportSize({ width: 1100, height: 900 });
+    await consolePage.goto(`${originUrl}/console`);
+    await consolePage.locator('#sign-in-email').fill(owner.email);
+    await consolePage.locator('#sign-in-password').fill(owner.password);
+    await consolePage.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await consolePage.getByRole('link', { name: 'Playground voice' }).click();
+    await consolePage.getByRole('heading', { name: 'Playground voice' }).waitFor();
+    const verification = consolePage.locator('#timeline li[data-kind="provenance.verification"]', { hasText: authorizedCheck });
+    await expect
+      .poll(
+        async () => {
+          await consolePage.locator('#refresh-timeline').click();
+          return verification.count();
+        },
+        { timeout: 30_000, interval: 1_000 },
+      )
+      .toBe(1);
+    expect(await verification.textContent()).toContain(
+      `Someone checked a file whose Content Credentials name this voice and ${platformName}: authorized.`,
+    );
+    expect(await consolePage.locator('#timeline li[data-kind="provenance.verification"]', { hasText: ': altered.' }).count()).toBe(1);
+    await verification.getByRole('button', { name: /^Receipt of entry \d+$/ }).click();
+    await verification.locator('.receipt [data-proof], .receipt [role="alert"]').first().waitFor({ timeout: 15_000 });
+    expect(await verification.locator('[data-proof]').getAttribute('data-proof')).toBe('verified');
+    await expectAccessible(consolePage, 'console timeline with a file check');
+    await context.close();
+  }, 300_000);
 });

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { type RunningService, startService } from '../support/service.js';
+import { type RunningService, type ServiceOptions, startService } from '../support/service.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -49,10 +49,10 @@ export function launchChromium(): Promise<Browser> {
  * top of its describe): both start before its tests and stop after them; the fields are set once
  * they have started.
  */
-export function serviceAndChromiumPerSuite(): { service: RunningService; browser: Browser } {
+export function serviceAndChromiumPerSuite(options: ServiceOptions = {}): { service: RunningService; browser: Browser } {
   const running = {} as { service: RunningService; browser: Browser };
   beforeAll(async () => {
-    [running.service, running.browser] = await Promise.all([startService(), launchChromium()]);
+    [running.service, running.browser] = await Promise.all([startService(options), launchChromium()]);
   });
   afterAll(async () => {
     await running.browser?.close();

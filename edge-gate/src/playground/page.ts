@@ -1,5 +1,7 @@
 import { escapeHtml, INTENDED_USES, limits, renderPageShell } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
+import { verifyProvenanceRoute } from '@vip/shared-schema/routes/origin-provenance';
+import { tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin-tlog';
 import { playgroundPageRoutes } from '@vip/shared-schema/routes/pages';
 
 /** A code sample the page shows with a copy button; `id` ties the button to the sample. */
@@ -36,11 +38,34 @@ function snippets(edgeUrl: string): Snippet[] {
 }
 
 /**
+ * "Check a file": the file goes from the browser to the origin's public verification (the route
+ * answers any origin, and the page's policy lets it call the origin: routes/playground.ts); the
+ * receipt the file carries is then checked in the page against the origin's verifier key.
+ */
+function checkAFile(originUrl: string): string {
+  const verifyUrl = `${originUrl}${verifyProvenanceRoute.path}`;
+  return `<section id="check-a-file" aria-labelledby="check-title">
+<h2 id="check-title">Check a file</h2>
+<p>Does an audio file carry its voice owner's consent? Choose or drop a WAV, MP3 or M4A file (at most ${limits.audioMaxBytes / 1024 / 1024} MB).
+It is sent to <code>POST ${escapeHtml(verifyUrl)}</code> (public, ${limits.provenanceVerifyAnonymousPerMinute} files per minute per address; judged and not kept),
+which reads its Content Credentials, the authorization they carry and the voice in it.
+The receipt of the check the file names is then verified here, in your browser.</p>
+<div id="drop-zone" class="drop-zone" data-verify-url="${escapeHtml(verifyUrl)}" data-vkey-url="${escapeHtml(`${originUrl}${tlogVerifierKeyRoute.path}`)}">
+<label for="check-file">Choose an audio file</label>
+<input type="file" id="check-file" accept=".wav,.mp3,.m4a,audio/wav,audio/mpeg,audio/mp4" aria-describedby="drop-hint">
+<p class="hint" id="drop-hint">or drop it anywhere in this box.</p>
+</div>
+<div id="check-result" role="status" aria-live="polite"></div>
+</section>`;
+}
+
+/**
  * The evaluator playground: what the gate answers, shown with the demo's own bodies (fetched live
  * by the page's script: the gate's production bodies first, the specification's demo shapes after), a live call, and snippets to copy. The demo is public and rate limited
- * per IP, so the page costs one demo call when it opens and one per "Call the demo" press.
+ * per IP, so the page costs one demo call when it opens and one per "Call the demo" press. Then a
+ * file check at the origin.
  */
-export function renderPlayground(edgeUrl: string): string {
+export function renderPlayground(edgeUrl: string, originUrl: string): string {
   const samples = snippets(edgeUrl)
     .map(
       (s) => `<div class="card"><h3 id="${s.id}-title">${escapeHtml(s.title)}</h3>
@@ -73,6 +98,7 @@ Below are the bodies the gate returns, then the specification's demo shapes, a l
 <button type="button" id="call-demo">Call the demo</button>
 <div id="live-result" role="status" aria-live="polite"></div>
 </section>
+${checkAFile(originUrl)}
 <section aria-labelledby="snippets-title">
 <h2 id="snippets-title">Snippets</h2>
 <p id="copy-status" role="status" class="hint"></p>

@@ -1,4 +1,4 @@
-import { limits, type RouteContract, routerPath, validationProblem } from '@vip/shared-schema';
+import { limits, PUBLIC_CROSS_ORIGIN_HEADERS, type RouteContract, routerPath, validationProblem } from '@vip/shared-schema';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { z } from 'zod';
 
@@ -85,6 +85,12 @@ export function addRoute<C extends RouteContract>(
     url: options.url ?? routerPath(contract),
     // Read by the error handler: a browser on an HTML route gets its errors as a page too.
     config: { htmlPage: contract.success.contentType?.startsWith('text/html') ?? false },
+    // Set first, so that every answer a page of another origin gets, a problem too, is readable there.
+    onRequest: contract.crossOrigin
+      ? async (_request, reply) => {
+          reply.headers(PUBLIC_CROSS_ORIGIN_HEADERS);
+        }
+      : [],
     preHandler: options.guards ?? [],
     handler: async (request, reply) => {
       const input = {

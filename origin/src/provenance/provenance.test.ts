@@ -193,6 +193,8 @@ describe.each(CREDENTIAL_FORMATS)('POST /api/v1/provenance/verify, $name', { tim
       consent_standing: true,
       license_standing: true,
     });
+    // The receipt as the file carries it, for whoever checks it without the service (the playground does, in the page).
+    expect(result.authorization.receipt).toEqual(receipt);
     expect(result.voice).toMatchObject({ compared_with: voiceId, is_same_speaker: true, model: engine.model.name });
     // The verification is an audit entry of its own, under the voice it named.
     const [entry] = await origin.database.db
@@ -420,6 +422,19 @@ describe('POST /api/v1/provenance/verify: bad input is refused and nothing is st
     const limited = await anonymous();
     expectProblem(limited, 429, 'rate_limited');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    // A page of another origin (the edge's playground) reads the problem and when to try again.
+    expect(limited.headers['access-control-allow-origin']).toBe('*');
+    expect(limited.headers['access-control-expose-headers']).toContain('retry-after');
+  });
+
+  it('lets pages of other origins read the verification and the log’s verifier key, and no other route', async () => {
+    const verified = await verifyFile(audioFixture('a.pcm16.wav'));
+    expect(verified.statusCode).toBe(200);
+    expect(verified.headers['access-control-allow-origin']).toBe('*');
+    expect((await origin.app.inject({ method: 'GET', url: '/tlog/vkey' })).headers['access-control-allow-origin']).toBe('*');
+    expect((await origin.app.inject({ method: 'GET', url: '/tlog/checkpoint' })).headers['access-control-allow-origin']).toBeUndefined();
+    const receiptAnswer = await origin.app.inject({ method: 'GET', url: `/api/v1/protect/audit-log/${randomUUID()}/receipt` });
+    expect(receiptAnswer.headers['access-control-allow-origin']).toBeUndefined();
   });
 });
 

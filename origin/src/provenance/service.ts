@@ -130,6 +130,7 @@ export class ProvenanceService {
         redeemed: false,
         consent_standing: false,
         license_standing: false,
+        receipt: null,
       },
       voice: {
         model: sample.model,
@@ -281,6 +282,7 @@ const namedIn = (assertion: AuthorizationAssertion) => ({
   platform_name: assertion.platform_name,
   intended_use: assertion.intended_use,
   decided_at: assertion.decided_at,
+  receipt: assertion.receipt,
 });
 
 /** c2pa-rs's reading; a manifest it cannot parse at all (cut short, not JUMBF) is the caller's bad input. */

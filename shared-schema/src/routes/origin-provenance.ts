@@ -32,6 +32,7 @@ export const verifyProvenanceRoute = defineRoute({
     'unavailable',
     'rate_limited',
   ],
+  crossOrigin: true,
 });
 
 export const registerSigningCertificateRoute = defineRoute({

@@ -54,6 +54,7 @@ export const tlogVerifierKeyRoute = defineRoute({
   auth: ['none'],
   success: { status: 200, description: 'Verifier key', contentType: 'text/plain; charset=utf-8' },
   problems: [],
+  crossOrigin: true,
 });
 
 /** OpenAPI cannot put slashes in a path parameter; `{tile}` stands for `<L>/<N>[.p/<W>]` of tlog-tiles. */

@@ -1,6 +1,8 @@
 import { byId, h, prettyJson, replace } from '@vip/shared-schema/browser/dom';
+import { setUpFileCheck } from './check-file.js';
+import { renderProblem } from './problem.js';
 
-/** The playground's script: renders the demo's outcomes, runs live calls, copies snippets. */
+/** The playground's script: renders the demo's outcomes, runs live calls, checks files, copies snippets. */
 
 /** The page names the demo's path, so the script carries no route table. */
 const DEMO_PATH = byId('outcomes').dataset.demoPath ?? '';
@@ -71,15 +73,6 @@ function renderOutcomes(body: unknown): void {
   );
 }
 
-function renderProblem(where: HTMLElement, status: number, body: unknown): void {
-  const problem = body as { title?: string; detail?: string };
-  replace(
-    where,
-    h('div', { class: 'notice error' }, `HTTP ${status}: ${problem.title ?? 'error'}. ${problem.detail ?? ''}`),
-    h('pre', {}, prettyJson(body)),
-  );
-}
-
 async function loadOutcomes(): Promise<void> {
   try {
     const { status, body } = await callDemo();
@@ -131,4 +124,5 @@ callButton.addEventListener('click', () => void liveCall(callButton));
 for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-copy]')) {
   button.addEventListener('click', () => void copy(button.dataset.copy ?? ''));
 }
+setUpFileCheck();
 void loadOutcomes();

@@ -1,5 +1,6 @@
 import { h, replace } from '@vip/shared-schema/browser/dom';
-import { type AuditReceipt, ProblemError, verifyReceipt } from '@vip/shared-schema/client';
+import { fetchVerifierKey, receiptProof } from '@vip/shared-schema/browser/receipt-proof';
+import { type AuditReceipt, ProblemError } from '@vip/shared-schema/client';
 import { tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin-tlog';
 import { errorNotice } from './messages.js';
 import { api } from './session.js';
@@ -23,21 +24,9 @@ async function fetchReceipt(checkId: string, waiting: () => void): Promise<Audit
 }
 
 /**
- * The log's verifier key as the service publishes it now. The check below then proves that this
- * key signed a checkpoint whose tree holds the entry; whoever keeps the receipt as evidence should
- * also keep this key, or compare it with a copy from a source they trust (docs/CONSOLE.md).
- */
-async function verifierKey(): Promise<string> {
-  const response = await fetch(tlogVerifierKeyRoute.path);
-  if (!response.ok) throw new Error(`the log's verifier key could not be read (HTTP ${response.status})`);
-  return (await response.text()).trim();
-}
-
-/**
  * A "Receipt" button for one audit entry. It fetches the entry's receipt, checks it in this page
- * (the Merkle inclusion proof against the checkpoint's root, and the checkpoint's Ed25519 signature,
- * with WebCrypto, through the typed client's `verifyReceipt`), says whether it holds, and offers the
- * receipt as a JSON file exactly as the service sent it.
+ * (`receiptProof`), says whether it holds, and offers the receipt as a JSON file exactly as the
+ * service sent it.
  */
 export function receiptControl(checkId: string, seq: number): HTMLElement {
   const area = h('div', { class: 'receipt', 'aria-live': 'polite' });
@@ -53,7 +42,7 @@ export function receiptControl(checkId: string, seq: number): HTMLElement {
         try {
           const waiting = () =>
             replace(area, h('span', { class: 'hint' }, 'Waiting for the log to sign a checkpoint that covers this entry…'));
-          const [receipt, key] = await Promise.all([fetchReceipt(checkId, waiting), verifierKey()]);
+          const [receipt, key] = await Promise.all([fetchReceipt(checkId, waiting), fetchVerifierKey(tlogVerifierKeyRoute.path)]);
           const download = h(
             'a',
             {
@@ -63,24 +52,7 @@ export function receiptControl(checkId: string, seq: number): HTMLElement {
             },
             `Download the receipt of entry ${seq} (JSON)`,
           );
-          const verdict = await verifyReceipt(receipt, key).then(
-            ({ checkpoint }) =>
-              h(
-                'p',
-                { class: 'proof verified', 'data-proof': 'verified' },
-                h('strong', {}, 'Proof verified: '),
-                `entry ${seq} is in the log ${checkpoint.origin}, whose checkpoint of ${checkpoint.size} entries is signed by the key `,
-                h('code', {}, key),
-                '.',
-              ),
-            (error: Error) =>
-              h(
-                'p',
-                { class: 'proof failed', 'data-proof': 'failed', role: 'alert' },
-                h('strong', {}, 'Proof check failed: '),
-                error.message,
-              ),
-          );
+          const { element: verdict } = await receiptProof(receipt, key);
           replace(area, verdict, download);
         } catch (error) {
           button.disabled = false;
