@@ -85,16 +85,19 @@ export function spokenConsentPanel(): SpokenConsentPanel {
     challengeArea.setAttribute('aria-busy', 'true');
     newButton.disabled = true;
     try {
+      const asked = performance.now();
       const fresh = await api.consents.challenge();
       challenge = fresh;
       drawChallenge(fresh);
       replace(status, why ? h('p', { role: 'status' }, why) : null);
-      // When it expires, a view still shown gets a new one; a view left behind asks for nothing.
+      // When it expires, a view still shown gets a new one; a view left behind asks for nothing. Timed
+      // by the challenge's lifetime from the request, not by `expires_at` against the browser's clock,
+      // which may be wrong: the new phrase comes at the latest as the old one expires, and only once.
       expiry = setTimeout(
         () => {
           if (panel.isConnected) void renew('The phrase expired, so here is a new one. Record the spoken consent again.');
         },
-        Math.max(0, Date.parse(fresh.expires_at) - Date.now()),
+        limits.consentChallengeTtlSeconds * 1000 - (performance.now() - asked),
       );
     } catch (error) {
       replace(challengeArea, errorNotice(error));
