@@ -81,6 +81,10 @@ export const problemSchema = z
     code: z.enum(Object.keys(PROBLEM_CODES) as [ProblemCode, ...ProblemCode[]]),
     request_id: z.string(),
     errors: z.array(fieldErrorSchema).optional(),
+    heard: z
+      .string()
+      .optional()
+      .describe('the words problems of a spoken consent only: everything the decoder heard in the recording, lower case'),
   })
   .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
 export type Problem = z.infer<typeof problemSchema>;
@@ -91,14 +95,17 @@ export class ProblemError extends Error {
   readonly status: number;
   readonly errors?: FieldError[];
   readonly headers?: Record<string, string>;
+  /** What the speech decoder heard, on the spoken-consent words problems (`Problem.heard`). */
+  readonly heard?: string;
 
-  constructor(code: ProblemCode, detail?: string, extra?: { errors?: FieldError[]; headers?: Record<string, string> }) {
+  constructor(code: ProblemCode, detail?: string, extra?: { errors?: FieldError[]; headers?: Record<string, string>; heard?: string }) {
     super(detail ?? PROBLEM_CODES[code].title);
     this.name = 'ProblemError';
     this.code = code;
     this.status = PROBLEM_CODES[code].status;
     this.errors = extra?.errors;
     this.headers = extra?.headers;
+    this.heard = extra?.heard;
   }
 }
 
@@ -112,6 +119,7 @@ export function toProblem(error: ProblemError, instance: string, requestId: stri
     code: error.code,
     request_id: requestId,
     ...(error.errors ? { errors: error.errors } : {}),
+    ...(error.heard !== undefined ? { heard: error.heard } : {}),
   };
 }
 

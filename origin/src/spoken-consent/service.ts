@@ -143,12 +143,14 @@ export class SpokenConsentService {
       throw new ProblemError(
         'consent_statement_not_spoken',
         `The consent statement was not heard in the spoken_consent recording. Heard: ${heard} (score ${verdict.statement.score}, at least ${calibration.statement.min_score} needed). Read the statement as shown, then the phrase.`,
+        { heard: verdict.heard },
       );
     }
     if (!verdict.phrase.passed) {
       throw new ProblemError(
         'consent_phrase_not_spoken',
         `The challenge phrase was not heard after the statement. Heard: "${verdict.phrase.heard}"; expected "${challenge.phrase}" (${verdict.phrase.wrong_words} word(s) wrong).`,
+        { heard: verdict.heard },
       );
     }
     return {

@@ -80,6 +80,9 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
     );
     const problem = expectProblem(answer, 422, 'consent_statement_not_spoken');
     expect(problem.detail).toMatch(/Heard: /);
+    // What was heard is also its own member, so that a client need not parse the detail.
+    expect(typeof problem.heard).toBe('string');
+    expect(problem.detail).toContain(problem.heard === '' ? 'Heard: nothing' : `Heard: "${problem.heard}"`);
     await expectNothingStored(owner, consentId, challenge_id);
   });
 

@@ -7,5 +7,5 @@ export function expectProblem(response: LightMyRequestResponse, status: number, 
   expect(response.statusCode, response.body).toBe(status);
   expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
   expect(response.json().code).toBe(code);
-  return response.json() as { detail: string; errors?: { field: string; message: string }[] };
+  return response.json() as { detail: string; errors?: { field: string; message: string }[]; heard?: string };
 }

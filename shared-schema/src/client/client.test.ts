@@ -312,6 +312,29 @@ describe('the origin client', () => {
     expect(sent.body).toContain('name="audio"; filename="a.wav"');
     expect(sent.body).toContain('name="consent_id"');
   });
+
+  it('sends a spoken consent with its challenge, and keeps what the decoder heard on its refusal', async () => {
+    const heard =
+      'i am the owner of this voice and i do not agree that it may be enrolled for voice protection one two three four five six';
+    answer = () => ({
+      status: 422,
+      contentType: 'application/problem+json',
+      body: problem('consent_statement_not_spoken', 422, 'Consent statement not heard', `Heard: "${heard}".`, { heard }),
+    });
+    const origin = createOriginClient({ baseUrl: server.url, bearerToken: 'owner-token' });
+    const error = await origin.voices
+      .reenroll(VOICE_ID, [{ data: new Uint8Array([1, 2, 3]), filename: 'a.wav' }], {
+        challenge_id: CHECK_ID,
+        recording: { data: new Uint8Array([4, 5, 6]), filename: 'consent.webm', type: 'audio/webm' },
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProblemError);
+    expect((error as ProblemError).problem.heard).toBe(heard);
+    const sent = server.requests[0]!;
+    expect(sent.url).toBe(`/api/v1/voices/${VOICE_ID}/re-enroll`);
+    expect(sent.body).toContain(`name="challenge_id"\r\n\r\n${CHECK_ID}\r\n`);
+    expect(sent.body).toContain('name="spoken_consent"; filename="consent.webm"\r\nContent-Type: audio/webm');
+  });
 });
 
 describe('the protection loop in the client', () => {

@@ -32,6 +32,7 @@ export {
   type OriginClient,
   type OriginClientOptions,
   type ScreenInput,
+  type SpokenConsentInput,
 } from './origin.js';
 export { type ScreenedCheck, type ScreenThenCheckInput, screenThenCheck } from './protect.js';
 export { type VerifiedReceipt, verifyReceipt } from './receipt.js';

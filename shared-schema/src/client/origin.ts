@@ -28,7 +28,9 @@ export type OriginClientOptions = ClientOptions;
 /** One recording: a Blob/File, or bytes with a file name (the origin detects the format from the content). */
 export type AudioInput = Blob | { data: Blob | ArrayBuffer | Uint8Array; filename: string; type?: string };
 
-export type EnrollInput = z.input<typeof enrollFieldsSchema> & { audio: readonly AudioInput[] };
+/** A recording of the consent statement and the phrase of a challenge (`consents.challenge`), read in the voice enrolled. */
+export type SpokenConsentInput = { challenge_id: string; recording: AudioInput };
+export type EnrollInput = z.input<typeof enrollFieldsSchema> & { audio: readonly AudioInput[]; spoken_consent?: SpokenConsentInput };
 /** One recording, or several of the same speaker screened together as one sample. */
 export type ScreenInput = { audio: AudioInput | readonly AudioInput[]; platform_name: string };
 export type CompareInput = { audio1: AudioInput } & ({ audio2: AudioInput; voice_id?: never } | { voice_id: string; audio2?: never });
@@ -44,6 +46,16 @@ function appendAudio(form: FormData, field: string, audio: AudioInput, index: nu
   const blob =
     audio.data instanceof Blob ? audio.data : new Blob([audio.data as BlobPartOf], { type: audio.type ?? 'application/octet-stream' });
   form.append(field, blob, audio.filename);
+}
+
+/** Adds the recordings of an enrollment or re-enrollment to `form`, then its spoken consent when there is one. */
+function appendRecordings(form: FormData, audio: readonly AudioInput[], spokenConsent: SpokenConsentInput | undefined): FormData {
+  for (const [index, recording] of audio.entries()) appendAudio(form, 'audio', recording, index);
+  if (spokenConsent) {
+    form.set('challenge_id', spokenConsent.challenge_id);
+    appendAudio(form, 'spoken_consent', spokenConsent.recording, 0);
+  }
+  return form;
 }
 
 export function createOriginClient(options: OriginClientOptions) {
@@ -80,14 +92,15 @@ export function createOriginClient(options: OriginClientOptions) {
       /** The biometric consent an enrollment needs; one consent serves one voice. */
       grantBiometric: (body: BodyOf<typeof voices.grantConsentRoute>, o?: CallOptions) =>
         json(voices.grantConsentRoute, body, undefined, o),
+      /** The statement and a fresh random phrase to read into the `spoken_consent` of the next enrollment or re-enrollment. */
+      challenge: (o?: CallOptions) => call(voices.createConsentChallengeRoute, {}, o),
     },
     voices: {
       enroll: (input: EnrollInput, o?: CallOptions) => {
         const form = new FormData();
         form.set('name', input.name);
         form.set('consent_id', input.consent_id);
-        for (const [index, audio] of input.audio.entries()) appendAudio(form, 'audio', audio, index);
-        return call(voices.enrollVoiceRoute, { body: form }, o);
+        return call(voices.enrollVoiceRoute, { body: appendRecordings(form, input.audio, input.spoken_consent) }, o);
       },
       /** Speech seconds and quality of recordings as enrollment would measure them; nothing is stored. */
       measure: (audio: EnrollInput['audio'], o?: CallOptions) => {
@@ -96,11 +109,8 @@ export function createOriginClient(options: OriginClientOptions) {
         return call(voices.measureRecordingsRoute, { body: form }, o);
       },
       /** A new voiceprint under the model the service runs now; the voice keeps its consents and licences. */
-      reenroll: (voiceId: string, audio: EnrollInput['audio'], o?: CallOptions) => {
-        const form = new FormData();
-        for (const [index, recording] of audio.entries()) appendAudio(form, 'audio', recording, index);
-        return call(voices.reenrollVoiceRoute, { params: { voice_id: voiceId }, body: form }, o);
-      },
+      reenroll: (voiceId: string, audio: EnrollInput['audio'], spokenConsent?: SpokenConsentInput, o?: CallOptions) =>
+        call(voices.reenrollVoiceRoute, { params: { voice_id: voiceId }, body: appendRecordings(new FormData(), audio, spokenConsent) }, o),
       list: (query: QueryOf<typeof voices.listVoicesRoute> = {}, o?: CallOptions) => call(voices.listVoicesRoute, { query }, o),
       delete: (voiceId: string, o?: CallOptions) => call(voices.deleteVoiceRoute, { params: { voice_id: voiceId } }, o),
       /** Synthesis consent: `active` lets the gate approve (with a licence), `withdrawn` stops approvals. */

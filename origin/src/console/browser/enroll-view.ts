@@ -5,6 +5,7 @@ import { handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { qualityTable, recordingsPanel, seconds } from './recordings.js';
 import { api } from './session.js';
+import { spokenConsentPanel } from './spoken-consent.js';
 import { STATUS_WORDS } from './voice-view.js';
 
 /** Kept while the tab is open, so a failed attempt can be retried without consenting again. */
@@ -59,6 +60,7 @@ function consentSection(onChange: () => void): HTMLElement {
 export async function renderEnroll(root: HTMLElement): Promise<void> {
   const consentSlot = h('div');
   const recordings = recordingsPanel();
+  const spokenConsent = spokenConsentPanel();
   const result = h('div', { id: 'enroll-result' });
   const drawConsent = (): void =>
     replace(
@@ -83,8 +85,16 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
       return replace(result, h('div', { class: 'notice error', role: 'alert' }, 'Record a take or choose a file (step 3).'));
     enrollButton.disabled = true;
     replace(result, h('p', { role: 'status' }, 'Enrolling: the service is measuring your recordings…'));
+    // Sent when the owner recorded one; whether an enrollment without one is taken is the service's setting, and its refusal says so.
+    const spoken = spokenConsent.submission();
     try {
-      const voice = await api.voices.enroll({ name: nameInput.value.trim(), consent_id: consent.consentId, audio: files });
+      const voice = await api.voices.enroll({
+        name: nameInput.value.trim(),
+        consent_id: consent.consentId,
+        audio: files,
+        ...(spoken ? { spoken_consent: spoken } : {}),
+      });
+      if (spoken) spokenConsent.used();
       consent = null;
       // A consent serves one voice: the next enrollment asks again; the takes were used.
       drawConsent();
@@ -100,6 +110,7 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
       result.querySelector('a')?.focus();
     } catch (error) {
       replace(result, errorNotice(error));
+      spokenConsent.refused(error);
     } finally {
       enrollButton.disabled = false;
     }
@@ -108,7 +119,11 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
   replace(
     root,
     h('h1', {}, 'Enroll a voice'),
-    h('p', {}, `Four steps: consent, a name, ${limits.enrollMinSpeechSeconds} seconds or more of your speech, and enrollment.`),
+    h(
+      'p',
+      {},
+      `Five steps: consent, a name, ${limits.enrollMinSpeechSeconds} seconds or more of your speech, the consent read aloud in that voice, and enrollment.`,
+    ),
     consentSlot,
     h(
       'section',
@@ -124,7 +139,13 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
       h('h2', { id: 'record-title' }, '3. Record, or upload'),
       recordings.element,
     ),
-    h('section', { class: 'card', 'aria-labelledby': 'enroll-title' }, h('h2', { id: 'enroll-title' }, '4. Enroll'), enrollButton, result),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'spoken-consent-title' },
+      h('h2', { id: 'spoken-consent-title' }, '4. Spoken consent'),
+      spokenConsent.element,
+    ),
+    h('section', { class: 'card', 'aria-labelledby': 'enroll-title' }, h('h2', { id: 'enroll-title' }, '5. Enroll'), enrollButton, result),
   );
   drawConsent();
 }

@@ -7,6 +7,15 @@ const PLAIN_WORDS: Partial<Record<string, string>> = {
   identity_conflict:
     'This voice is already enrolled by another owner. If it is your voice, someone may have enrolled it without your consent: contact the operator of this service, quoting the request id below. Nothing of your recording was kept.',
   consent_required: 'The biometric consent is missing or already used by another voice. Give your consent again and retry.',
+  // The four checks of a spoken consent, each named (docs/DECISIONS.md#spoken-consent).
+  consent_challenge_invalid:
+    'Challenge check failed: the phrase you read belongs to a challenge that is used, expired or not yours. A new phrase is shown with the spoken consent: record it again.',
+  consent_speaker_mismatch:
+    'Voice check failed: the spoken consent was read by another voice than the one in your recordings. Read it yourself, in the voice you are enrolling.',
+  consent_statement_not_spoken:
+    'Statement check failed: the service did not hear the consent statement as it is written. Read it word for word, then the phrase, in one recording.',
+  consent_phrase_not_spoken:
+    'Phrase check failed: the service did not hear the phrase after the statement. Read its words one by one, after the statement, in the same recording.',
   no_speech: 'No speech was found in the recordings. Record again close to the microphone, reading the prompts aloud.',
   too_short: 'There is not enough speech yet: together the recordings need at least 10 seconds of speech. Add another take.',
   empty_audio: 'A recording is empty. Remove it and record again.',
@@ -32,11 +41,17 @@ export function errorNotice(error: unknown): HTMLElement {
     const fields = error.errors.map((field) => h('li', {}, `${field.field}: ${field.message}`));
     const { detail } = error;
     const plain = PLAIN_WORDS[error.code];
+    // A spoken consent's words problem says what the speech decoder heard: shown as heard, in place of the detail that quotes it.
+    const { heard } = error.problem;
     return h(
       'div',
       { class: 'notice error', role: 'alert', 'data-code': error.code },
       h('p', {}, h('strong', {}, `${error.title}. `), plain ?? detail),
-      plain ? h('p', {}, `The service said: ${detail}`) : null,
+      heard !== undefined
+        ? h('p', { class: 'heard' }, 'The service heard: ', heard ? h('q', {}, heard) : 'nothing it could read as the statement.')
+        : plain
+          ? h('p', {}, `The service said: ${detail}`)
+          : null,
       fields.length ? h('ul', {}, ...fields) : null,
       h('p', { class: 'hint' }, `Code ${error.code}, request id ${error.requestId}`),
     );

@@ -6,6 +6,7 @@ import { errorNotice, preciseTime, successNotice, time } from './messages.js';
 import { receiptControl } from './receipt.js';
 import { qualityTable, recordingsPanel, seconds } from './recordings.js';
 import { api } from './session.js';
+import { spokenConsentPanel } from './spoken-consent.js';
 import { allVoices, type Voice } from './voices-view.js';
 
 type Go = (hash: string) => void;
@@ -214,6 +215,7 @@ function voiceprintSection(voice: Voice, redraw: (notice?: HTMLElement) => void)
 
 function fillReenrollPanel(panel: HTMLElement, voice: Voice, redraw: (notice?: HTMLElement) => void): void {
   const recordings = recordingsPanel();
+  const spokenConsent = spokenConsentPanel();
   const result = h('div', { id: 'reenroll-result' });
   const send = h('button', { type: 'button', id: 'send-reenroll' }, 'Replace the voiceprint');
   send.addEventListener('click', async () => {
@@ -222,8 +224,9 @@ function fillReenrollPanel(panel: HTMLElement, voice: Voice, redraw: (notice?: H
       return replace(result, h('div', { class: 'notice error', role: 'alert' }, 'Record a take or choose a file first.'));
     send.disabled = true;
     replace(result, h('p', { role: 'status' }, 'Re-recording: the service is measuring your recordings…'));
+    const spoken = spokenConsent.submission();
     try {
-      const renewed = await api.voices.reenroll(voice.voice_id, files);
+      const renewed = await api.voices.reenroll(voice.voice_id, files, spoken ?? undefined);
       redraw(
         h(
           'div',
@@ -236,11 +239,20 @@ function fillReenrollPanel(panel: HTMLElement, voice: Voice, redraw: (notice?: H
       );
     } catch (error) {
       replace(result, errorNotice(error));
+      spokenConsent.refused(error);
     } finally {
       send.disabled = false;
     }
   });
-  replace(panel, h('h3', {}, 'New recordings'), recordings.element, h('p', {}, send), result);
+  replace(
+    panel,
+    h('h3', {}, 'New recordings'),
+    recordings.element,
+    h('h3', {}, 'Spoken consent'),
+    spokenConsent.element,
+    h('p', {}, send),
+    result,
+  );
 }
 
 function deleteControl(voiceId: string, name: string, go: Go): HTMLElement {
