@@ -1,6 +1,6 @@
 import { h, replace } from '@vip/shared-schema/browser/dom';
 import { type AuditReceipt, ProblemError, verifyReceipt } from '@vip/shared-schema/client';
-import { tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin-tlog';
+import { tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin/audit';
 import { errorNotice } from './messages.js';
 import { api } from './session.js';
 
