@@ -147,13 +147,13 @@ export async function seedDemo(options: SeedOptions): Promise<DemoSeed> {
   const existingVoice = (await asOwner.voices.list()).voices.find((voice) => voice.name === DEMO.voiceName);
   let voiceId = existingVoice?.voice_id;
   if (!voiceId) {
-    const consent = await asOwner.consents.grantBiometric({ type: 'biometric', statement_version: '2026-01', accepted: true });
+    const consent = await asOwner.biometricConsent.grant({ type: 'biometric', statement_version: '2026-01', accepted: true });
     const audio = ENROLL_CLIPS.map((path) => new File([readFileSync(path)], basename(path), { type: 'audio/ogg' }));
     voiceId = (await asOwner.voices.enroll({ name: DEMO.voiceName, consent_id: consent.consent_id, audio })).voice_id;
   }
 
   // Synthesis consent and a year's licence for the platform's audiobooks.
-  await asOwner.voices.setConsent(voiceId, 'active');
+  await asOwner.synthesisConsent.set(voiceId, 'active');
   const licences = (await asOwner.licenses.list(voiceId)).licenses;
   const licensed = licences.some(
     (licence) => licence.platform_name === DEMO.platformName && licence.status === 'active' && licence.scopes.includes(DEMO.licensedUse),

@@ -38,6 +38,24 @@ export interface RouteContract {
 
 export const defineRoute = <const C extends RouteContract>(contract: C): C => contract;
 
+/** The names of the `{parameters}` in a contract's path. */
+export type PathParamName<P extends string> = P extends `${string}{${infer Name}}${infer Rest}` ? Name | PathParamName<Rest> : never;
+
+/** A path with its `{parameters}` filled in, each URI-encoded; a missing or empty one is a TypeError, never a request. */
+export function fillPath(template: string, params: Record<string, string> = {}): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined || value === '') throw new TypeError(`missing path parameter ${name}`);
+    return encodeURIComponent(value);
+  });
+}
+
+/** A contract's path with its parameters, which the type requires by name when the path has any. */
+export const pathOf = <C extends Pick<RouteContract, 'path'>>(
+  contract: C,
+  ...params: [PathParamName<C['path']>] extends [never] ? [] : [Record<PathParamName<C['path']>, string>]
+): string => fillPath(contract.path, params[0]);
+
 /** Hono and Fastify spell path parameters `:name`. */
 export const routerPath = (contract: Pick<RouteContract, 'path'>): string => contract.path.replace(/\{(\w+)\}/g, ':$1');
 

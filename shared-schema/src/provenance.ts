@@ -3,7 +3,7 @@ import { canonicalJson } from './canonical.js';
 import { uuid } from './common.js';
 import { INTENDED_USES } from './enums.js';
 import { platformName } from './identity.js';
-import { auditReceiptSchema } from './routes/origin-tlog.js';
+import { auditReceiptSchema } from './routes/origin/audit.js';
 import { TLOG_PROOF_HEADER } from './tlog.js';
 
 /**

@@ -40,7 +40,7 @@ describe('docs/INTEGRATION.md', () => {
     expect(methodsOf(origin).filter((method) => !listedForOrigin.has(method))).toEqual([]);
     expect(methodsOf(gate).filter((method) => !listedForGate.has(method))).toEqual([]);
     expect(listedForOrigin).toContain('audit.receipt');
-    expect(listedForOrigin).toContain('protect.screen');
+    expect(listedForOrigin).toContain('screening.screen');
   });
 
   it('has no table row outside a table (each run of rows starts with a header and its rule)', () => {

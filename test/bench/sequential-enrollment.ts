@@ -159,7 +159,7 @@ export async function runSequentialEnrollment(options: SequentialOptions): Promi
     await anonymous.auth.register(credentials);
     const session = await anonymous.auth.login(credentials);
     const owner = createOriginClient({ baseUrl: originUrl, bearerToken: session.access_token });
-    const consent = await owner.consents.grantBiometric({ type: 'biometric', statement_version: 'sequential-enrollment', accepted: true });
+    const consent = await owner.biometricConsent.grant({ type: 'biometric', statement_version: 'sequential-enrollment', accepted: true });
     // An enrollment takes at most `enrollMaxFiles` files: the longest of them.
     let files = [...recordings].sort((a, b) => b.seconds - a.seconds).slice(0, limits.enrollMaxFiles);
     while (files.length > 0) {

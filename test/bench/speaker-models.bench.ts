@@ -55,12 +55,12 @@ const bench: Bench = {
           const anonymous = createOriginClient({ baseUrl: originUrl });
           await anonymous.auth.register(credentials);
           const owner = createOriginClient({ baseUrl: originUrl, bearerToken: (await anonymous.auth.login(credentials)).access_token });
-          const consent = await owner.consents.grantBiometric({ type: 'biometric', statement_version: 'bench', accepted: true });
+          const consent = await owner.biometricConsent.grant({ type: 'biometric', statement_version: 'bench', accepted: true });
           const voice = await timed(timings[index]!.enroll, () =>
             owner.voices.enroll({ name: `Bench ${round}`, consent_id: consent.consent_id, audio: clips }),
           );
           await owner.voices.delete(voice.voice_id);
-          await timed(timings[index]!.screen, () => admins[index]!.protect.screen({ audio: clips[0]!, platform_name: 'Bench Platform' }));
+          await timed(timings[index]!.screen, () => admins[index]!.screening.screen({ audio: clips[0]!, platform_name: 'Bench Platform' }));
         }
       }
     } finally {

@@ -64,7 +64,7 @@ describe('the typed client against the running service', () => {
     ownerOrigin = createOriginClient({ baseUrl: service.originUrl, bearerToken: () => ownerLogin.access_token });
     webhookSecret = (await ownerOrigin.webhooks.register({ url: receiver.url, events: ['enrollment.complete', 'license.revoked'] })).secret;
 
-    const consent = await ownerOrigin.consents.grantBiometric({ type: 'biometric', statement_version: '2026-01', accepted: true });
+    const consent = await ownerOrigin.biometricConsent.grant({ type: 'biometric', statement_version: '2026-01', accepted: true });
     const audio = await Promise.all(
       ENROLL_CLIPS.map(async (path) => new File([await readFile(path)], path.split('/').at(-1)!, { type: 'audio/ogg' })),
     );
@@ -88,7 +88,7 @@ describe('the typed client against the running service', () => {
   });
 
   it('approves once consent and a licence are in place; the token redeems once, then ProblemError 409', async () => {
-    await ownerOrigin.voices.setConsent(voiceId, 'active');
+    await ownerOrigin.synthesisConsent.set(voiceId, 'active');
     const licence = await ownerOrigin.licenses.create(voiceId, {
       platform_name: platformName,
       scopes: ['audiobook'],

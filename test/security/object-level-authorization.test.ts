@@ -313,6 +313,9 @@ describe('object-level authorization: another owner, another platform', () => {
         expect(entries.filter((e) => e.voice_id === voiceA)).toEqual([]);
       }
     },
+    auditReceipt: async () => {
+      await expectProblem(await call('auditReceipt', 'GET', `/api/v1/protect/audit-log/${checkOnA}/receipt`), 404, 'not_found');
+    },
   };
 
   it('has a cross-owner case for every owner-scoped route the contracts declare', () => {
@@ -482,6 +485,13 @@ describe('object-level authorization: another owner, another platform', () => {
       }
       // The control: P1 does see its own check.
       expect((await s.auditEntries({ 'x-api-key': p1.apiKey }, `check_id=${checkOnA}`)).length).toBe(1);
+    },
+    auditReceipt: async () => {
+      const receipt = `/api/v1/protect/audit-log/${checkOnA}/receipt`;
+      await expectProblem(await call('auditReceipt', 'GET', receipt, undefined, { 'x-api-key': p2.apiKey }), 404, 'not_found');
+      // The control: P1's own check is its to ask about (a receipt, or pending until a checkpoint covers it).
+      const own = await s.send('auditReceipt', 'GET', `${s.origin}${receipt}`, undefined, { 'x-api-key': p1.apiKey });
+      expect([200, 503]).toContain(own.status);
     },
   };
 

@@ -4,13 +4,21 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { RouteContract } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
-import * as auditRoutes from '@vip/shared-schema/routes/origin-audit';
-import * as healthRoutes from '@vip/shared-schema/routes/origin-health';
-import * as identityRoutes from '@vip/shared-schema/routes/origin-identity';
-import * as licenseRequestRoutes from '@vip/shared-schema/routes/origin-license-requests';
-import * as registryRoutes from '@vip/shared-schema/routes/origin-registry';
-import * as voiceRoutes from '@vip/shared-schema/routes/origin-voices';
-import * as webhookRoutes from '@vip/shared-schema/routes/origin-webhooks';
+import * as auditRoutes from '@vip/shared-schema/routes/origin/audit';
+import * as authRoutes from '@vip/shared-schema/routes/origin/auth';
+import * as biometricConsentRoutes from '@vip/shared-schema/routes/origin/biometric-consent';
+import * as detectionRoutes from '@vip/shared-schema/routes/origin/detection';
+import * as healthRoutes from '@vip/shared-schema/routes/origin/health';
+import * as httpRoutes from '@vip/shared-schema/routes/origin/http';
+import * as licenseRequestRoutes from '@vip/shared-schema/routes/origin/license-requests';
+import * as platformRoutes from '@vip/shared-schema/routes/origin/platforms';
+import * as licenseRoutes from '@vip/shared-schema/routes/origin/registry/licenses';
+import * as licensingPageRoutes from '@vip/shared-schema/routes/origin/registry/licensing-page';
+import * as synthesisConsentRoutes from '@vip/shared-schema/routes/origin/registry/synthesis-consent';
+import * as screeningRoutes from '@vip/shared-schema/routes/origin/screening';
+import * as spokenConsentRoutes from '@vip/shared-schema/routes/origin/spoken-consent';
+import * as voiceRoutes from '@vip/shared-schema/routes/origin/voices';
+import * as webhookRoutes from '@vip/shared-schema/routes/origin/webhooks';
 import { expect } from 'vitest';
 import { eventually, json, post, type RunningService, type ServiceOptions, startService } from '../support/service.js';
 import { ENROLL_CLIPS, OTHER_SPEAKER_CLIPS } from '../support/speech.js';
@@ -25,10 +33,18 @@ const isContract = (value: unknown): value is RouteContract =>
 
 /** Every route the origin declares, read from the contract modules (a new contract shows up here). */
 export const ORIGIN_CONTRACTS: RouteContract[] = [
-  identityRoutes,
-  registryRoutes,
+  authRoutes,
+  platformRoutes,
+  httpRoutes,
+  synthesisConsentRoutes,
+  licenseRoutes,
+  licensingPageRoutes,
   licenseRequestRoutes,
+  biometricConsentRoutes,
+  spokenConsentRoutes,
   voiceRoutes,
+  detectionRoutes,
+  screeningRoutes,
   webhookRoutes,
   auditRoutes,
   healthRoutes,

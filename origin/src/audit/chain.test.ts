@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { type AuditEntry, auditEntryHash, canonicalJson, GENESIS_HASH } from '@vip/shared-schema';
+import { type AuditEntry, auditEntryHash, canonicalJson, GENESIS_HASH, pathOf } from '@vip/shared-schema';
 import {
+  auditCheckpointKeysRoute,
   auditCheckpointListSchema,
   auditCheckpointSchema,
+  auditCheckpointsRoute,
   auditLogPageSchema,
+  auditLogRoute,
   auditVerdictSchema,
-} from '@vip/shared-schema/routes/origin-audit';
+  auditVerifyRoute,
+  latestAuditCheckpointRoute,
+} from '@vip/shared-schema/routes/origin/audit';
+import { revokeApiKeyRoute } from '@vip/shared-schema/routes/origin/platforms';
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries, voices } from '../db/schema.js';
@@ -32,7 +38,7 @@ async function chain(records: Parameters<typeof queueAuditRecords>[1]) {
 const get = (url: string, headers: Record<string, string> = bearer(adminToken)) => origin.app.inject({ method: 'GET', url, headers });
 
 async function verify(query = '') {
-  const response = await get(`/api/v1/protect/audit-log/verify${query}`);
+  const response = await get(`${pathOf(auditVerifyRoute)}${query}`);
   expect(response.statusCode).toBe(200);
   return auditVerdictSchema.parse(response.json());
 }
@@ -83,7 +89,7 @@ const headSeq = async () => (await db().select({ max: sql<number>`max(seq)::int`
 describe('appending', () => {
   it('chains queued records with gapless seq and hashes shared-schema reproduces', async () => {
     await chain(Array.from({ length: 30 }, () => gateRecord()));
-    const response = await get('/api/v1/protect/audit-log?limit=1000');
+    const response = await get(`${pathOf(auditLogRoute)}?limit=1000`);
     const { entries } = auditLogPageSchema.parse(response.json());
     expect(entries.map((entry) => entry.seq)).toEqual(entries.map((_, index) => index + 1));
     let previous = GENESIS_HASH;
@@ -102,7 +108,7 @@ describe('appending', () => {
     await chain([record]);
     await chain([{ ...record, check_id: record.check_id.toUpperCase() }]);
     expect(await headSeq()).toBe(before);
-    const page = auditLogPageSchema.parse((await get(`/api/v1/protect/audit-log?check_id=${record.check_id}`)).json());
+    const page = auditLogPageSchema.parse((await get(`${pathOf(auditLogRoute)}?check_id=${record.check_id}`)).json());
     expect(page.entries).toHaveLength(1);
     expect(page.entries[0]).toMatchObject({
       check_id: record.check_id,
@@ -115,7 +121,7 @@ describe('appending', () => {
   it('holds no biometric data or secrets: only the decision fields', async () => {
     const record = gateRecord();
     await chain([record]);
-    const [entry] = auditLogPageSchema.parse((await get(`/api/v1/protect/audit-log?check_id=${record.check_id}`)).json()).entries;
+    const [entry] = auditLogPageSchema.parse((await get(`${pathOf(auditLogRoute)}?check_id=${record.check_id}`)).json()).entries;
     expect(Object.keys(entry!).sort()).toEqual(
       [
         'action',
@@ -161,7 +167,7 @@ describe('GET /audit-log/verify catches tampering', () => {
     const row = await entryAt(seq);
     const verdict = await whileTampered(
       async () => {
-        const forged = { ...(await get(`/api/v1/protect/audit-log?check_id=${row.checkId}`)).json().entries[0], reason: 'scope_mismatch' };
+        const forged = { ...(await get(`${pathOf(auditLogRoute)}?check_id=${row.checkId}`)).json().entries[0], reason: 'scope_mismatch' };
         await editEntry(seq, { reason: 'scope_mismatch' }, await auditEntryHash(forged as AuditEntry));
       },
       () => verify(),
@@ -236,7 +242,7 @@ describe('GET /audit-log/verify catches tampering', () => {
 
   it('is for admins', async () => {
     const owner = await loggedIn(origin);
-    expect((await get('/api/v1/protect/audit-log/verify', bearer(owner.accessToken))).statusCode).toBe(403);
+    expect((await get(pathOf(auditVerifyRoute), bearer(owner.accessToken))).statusCode).toBe(403);
   });
 });
 
@@ -244,17 +250,17 @@ describe('signed checkpoints', () => {
   it('signs the size and head; the published key verifies it', async () => {
     await chain([gateRecord()]);
     await origin.audit.writeCheckpoint();
-    const latest = auditCheckpointSchema.parse((await get('/api/v1/protect/audit-log/checkpoints/latest', {})).json());
+    const latest = auditCheckpointSchema.parse((await get(pathOf(latestAuditCheckpointRoute), {})).json());
     const head = await headSeq();
     expect(latest).toMatchObject({ tree_size: head, head_hash: (await entryAt(head)).entryHash });
-    const { keys } = (await get('/api/v1/protect/audit-log/checkpoints/keys', {})).json();
+    const { keys } = (await get(pathOf(auditCheckpointKeysRoute), {})).json();
     const key = keys.find((candidate: { kid: string }) => candidate.kid === latest.key_id);
     expect(await verifyCheckpointSignature(latest.signature, key)).toEqual({
       tree_size: latest.tree_size,
       head_hash: latest.head_hash,
       signed_at: latest.signed_at,
     });
-    const list = auditCheckpointListSchema.parse((await get('/api/v1/protect/audit-log/checkpoints', {})).json());
+    const list = auditCheckpointListSchema.parse((await get(pathOf(auditCheckpointsRoute), {})).json());
     expect(list.checkpoints[0]).toEqual(latest);
     expect(await origin.audit.writeCheckpoint()).toBe(false);
   });
@@ -269,12 +275,12 @@ describe('GET /audit-log', () => {
     const mine = gateRecord({ voice_id: voiceId });
     await chain([mine, gateRecord({ voice_id: otherVoice })]);
 
-    const page = auditLogPageSchema.parse((await get('/api/v1/protect/audit-log', bearer(owner.accessToken))).json());
+    const page = auditLogPageSchema.parse((await get(pathOf(auditLogRoute), bearer(owner.accessToken))).json());
     expect(page.entries.map((entry) => entry.check_id)).toEqual([mine.check_id]);
 
     await db().delete(voices).where(eq(voices.id, voiceId));
-    expect(auditLogPageSchema.parse((await get('/api/v1/protect/audit-log', bearer(owner.accessToken))).json()).entries).toEqual([]);
-    const asAdmin = auditLogPageSchema.parse((await get(`/api/v1/protect/audit-log?voice_id=${voiceId}`)).json());
+    expect(auditLogPageSchema.parse((await get(pathOf(auditLogRoute), bearer(owner.accessToken))).json()).entries).toEqual([]);
+    const asAdmin = auditLogPageSchema.parse((await get(`${pathOf(auditLogRoute)}?voice_id=${voiceId}`)).json());
     expect(asAdmin.entries.map((entry) => entry.check_id)).toEqual([mine.check_id]);
   });
 
@@ -284,20 +290,20 @@ describe('GET /audit-log', () => {
     const ours = gateRecord({ platform_name: name });
     await chain([ours, gateRecord({ platform_name: 'Someone Else' })]);
 
-    const page = auditLogPageSchema.parse((await get('/api/v1/protect/audit-log', { 'x-api-key': key.api_key })).json());
+    const page = auditLogPageSchema.parse((await get(pathOf(auditLogRoute), { 'x-api-key': key.api_key })).json());
     expect(page.entries.map((entry) => entry.check_id)).toEqual([ours.check_id]);
 
     await origin.app.inject({
       method: 'DELETE',
-      url: `/api/v1/platforms/${key.platformId}/api-keys/${key.key_id}`,
+      url: pathOf(revokeApiKeyRoute, { platform_id: key.platformId, key_id: key.key_id }),
       headers: bearer(adminToken),
     });
-    expect((await get('/api/v1/protect/audit-log', { 'x-api-key': key.api_key })).statusCode).toBe(401);
-    expect((await get('/api/v1/protect/audit-log', { 'x-api-key': 'vip_nonsense' })).statusCode).toBe(401);
+    expect((await get(pathOf(auditLogRoute), { 'x-api-key': key.api_key })).statusCode).toBe(401);
+    expect((await get(pathOf(auditLogRoute), { 'x-api-key': 'vip_nonsense' })).statusCode).toBe(401);
   });
 
   it('needs credentials', async () => {
-    const response = await get('/api/v1/protect/audit-log', {});
+    const response = await get(pathOf(auditLogRoute), {});
     expect(response.statusCode).toBe(401);
   });
 
@@ -314,7 +320,7 @@ describe('GET /audit-log', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const query: string = `/api/v1/protect/audit-log?voice_id=${voiceId}&limit=2${cursor ? `&cursor=${cursor}` : ''}`;
+      const query: string = `${pathOf(auditLogRoute)}?voice_id=${voiceId}&limit=2${cursor ? `&cursor=${cursor}` : ''}`;
       const page = auditLogPageSchema.parse((await get(query)).json());
       expect(page.entries.length).toBeLessThanOrEqual(2);
       seen.push(...page.entries.map((entry) => entry.check_id));
@@ -323,24 +329,24 @@ describe('GET /audit-log', () => {
     expect(seen).toHaveLength(5);
     expect(new Set(seen).size).toBe(5);
 
-    const allowed = auditLogPageSchema.parse((await get(`/api/v1/protect/audit-log?voice_id=${voiceId}&decision=allow`)).json());
+    const allowed = auditLogPageSchema.parse((await get(`${pathOf(auditLogRoute)}?voice_id=${voiceId}&decision=allow`)).json());
     expect(allowed.entries).toHaveLength(1);
     const later = auditLogPageSchema.parse(
       (
         await get(
-          `/api/v1/protect/audit-log?voice_id=${voiceId}&from=${encodeURIComponent(new Date(Date.parse(started) + 3_600_000).toISOString())}`,
+          `${pathOf(auditLogRoute)}?voice_id=${voiceId}&from=${encodeURIComponent(new Date(Date.parse(started) + 3_600_000).toISOString())}`,
         )
       ).json(),
     );
     expect(later.entries).toHaveLength(0);
     const since = auditLogPageSchema.parse(
-      (await get(`/api/v1/protect/audit-log?voice_id=${voiceId}&from=${encodeURIComponent(started)}`)).json(),
+      (await get(`${pathOf(auditLogRoute)}?voice_id=${voiceId}&from=${encodeURIComponent(started)}`)).json(),
     );
     expect(since.entries).toHaveLength(5);
   });
 
   it('refuses a cursor it did not issue', async () => {
-    const response = await get('/api/v1/protect/audit-log?cursor=bm9wZQ');
+    const response = await get(`${pathOf(auditLogRoute)}?cursor=bm9wZQ`);
     expect(response.statusCode).toBe(422);
     expect(response.json().errors).toEqual([{ field: 'query.cursor', message: 'unknown cursor' }]);
   });
@@ -353,7 +359,7 @@ describe('GET /audit-log', () => {
     for (const decided_at of decided) await chain([gateRecord({ voice_id: voiceId, decided_at })]);
 
     const read = async (query: string) => {
-      const response = await get(`/api/v1/protect/audit-log?voice_id=${voiceId}&${query}`);
+      const response = await get(`${pathOf(auditLogRoute)}?voice_id=${voiceId}&${query}`);
       expect(response.statusCode).toBe(200);
       return auditLogPageSchema.parse(response.json());
     };
@@ -383,9 +389,9 @@ describe('GET /audit-log', () => {
 
     // A cursor continues the order it was issued for only.
     const seqCursor = (await read('limit=1')).next_cursor!;
-    const crossed = await get(`/api/v1/protect/audit-log?voice_id=${voiceId}&order=decided_at&cursor=${seqCursor}`);
+    const crossed = await get(`${pathOf(auditLogRoute)}?voice_id=${voiceId}&order=decided_at&cursor=${seqCursor}`);
     expect(crossed.statusCode).toBe(422);
-    expect((await get(`/api/v1/protect/audit-log?order=recorded_at`)).statusCode).toBe(422);
+    expect((await get(`${pathOf(auditLogRoute)}?order=recorded_at`)).statusCode).toBe(422);
   });
 
   it('says in its API description how seq, decided_at and recorded_at relate, and offers the decided_at order', async () => {
@@ -394,7 +400,7 @@ describe('GET /audit-log', () => {
     expect(entry.seq.description).toMatch(/recorded_at/);
     expect(entry.decided_at.description).toMatch(/later `seq` can carry an earlier `decided_at`/);
     expect(entry.recorded_at.description).toMatch(/never before `decided_at`/);
-    const order = document.paths['/api/v1/protect/audit-log'].get.parameters.find((p: { name: string }) => p.name === 'order');
+    const order = document.paths[auditLogRoute.path].get.parameters.find((p: { name: string }) => p.name === 'order');
     expect(order.schema.enum).toEqual(['seq', 'decided_at']);
   });
 });

@@ -4,7 +4,7 @@ import {
   auditLogRoute,
   auditVerifyRoute,
   latestAuditCheckpointRoute,
-} from '@vip/shared-schema/routes/origin-audit';
+} from '@vip/shared-schema/routes/origin/audit';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import { readerOf } from './readers.js';
 import type { AuditService } from './service.js';

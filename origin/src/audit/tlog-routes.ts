@@ -1,4 +1,4 @@
-import { auditReceiptRoute, tlogCheckpointRoute, tlogTileRoute, tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin-tlog';
+import { auditReceiptRoute, tlogCheckpointRoute, tlogTileRoute, tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin/audit';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import { readerOf } from './readers.js';
 import type { TransparencyLog } from './tlog-service.js';

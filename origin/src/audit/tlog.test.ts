@@ -4,12 +4,13 @@ import {
   parseCheckpointText,
   parseNoteVerifierKey,
   parseTlogProof,
+  pathOf,
   rfc6962LeafHash,
   TILE_WIDTH,
   tilePath,
 } from '@vip/shared-schema';
 import { TlogFormatError, verifyReceipt } from '@vip/shared-schema/client';
-import { auditReceiptSchema } from '@vip/shared-schema/routes/origin-tlog';
+import { auditLogRoute, auditReceiptRoute, auditReceiptSchema, auditVerifyRoute } from '@vip/shared-schema/routes/origin/audit';
 import { eq, type SQL, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditTlogState, auditTlogTiles, voices } from '../db/schema.js';
@@ -45,7 +46,7 @@ async function chainAndSign(records: ReturnType<typeof gateRecord>[]) {
 /** Both drivers answer a raw query with { rows }. */
 const rowsOf = async <T>(query: SQL) => ((await db().execute(query)) as unknown as { rows: T[] }).rows;
 
-const receiptOf = (checkId: string, headers?: Record<string, string>) => get(`/api/v1/protect/audit-log/${checkId}/receipt`, headers);
+const receiptOf = (checkId: string, headers?: Record<string, string>) => get(pathOf(auditReceiptRoute, { check_id: checkId }), headers);
 
 function expectProblem(response: Awaited<ReturnType<typeof get>>, status: number, code: string) {
   expect(response.statusCode).toBe(status);
@@ -78,7 +79,7 @@ describe('checkpoints and the verifier key', () => {
     const checkpoint = parseCheckpointText(await openNote(response.body, await parseNoteVerifierKey(vkey)));
     const { treeSize, rootHash } = await tlogStore.tlogState(db());
     expect(checkpoint).toEqual({ origin: 'vip.local/audit', size: treeSize, rootHash: new Uint8Array(rootHash) });
-    const verdict = (await get('/api/v1/protect/audit-log/verify')).json();
+    const verdict = (await get(pathOf(auditVerifyRoute))).json();
     expect(verdict).toMatchObject({ valid: true, entries: treeSize });
   });
 
@@ -108,7 +109,7 @@ describe('receipts', () => {
       const response = await receiptOf(record.check_id);
       expect(response.statusCode).toBe(200);
       const receipt = auditReceiptSchema.parse(response.json());
-      const entry = (await get(`/api/v1/protect/audit-log?check_id=${record.check_id}`)).json().entries[0];
+      const entry = (await get(`${pathOf(auditLogRoute)}?check_id=${record.check_id}`)).json().entries[0];
       const { entry_hash: _hash, ...hashed } = entry;
       expect(JSON.parse(receipt.leaf)).toEqual(hashed);
       expect(receipt.index).toBe(entry.seq - 1);

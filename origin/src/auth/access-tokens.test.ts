@@ -1,4 +1,5 @@
-import { accessToken, PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
+import { accessToken, PROBLEM_CONTENT_TYPE, pathOf } from '@vip/shared-schema';
+import { listPlatformsRoute } from '@vip/shared-schema/routes/origin/platforms';
 import { base64url, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
@@ -12,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => origin?.close());
 
-const PROTECTED = '/api/v1/platforms';
+const PROTECTED = pathOf(listPlatformsRoute);
 const get = (headers: Record<string, string>) => origin.app.inject({ method: 'GET', url: PROTECTED, headers });
 
 async function expectRefused(token: string, code = 'invalid_token') {

@@ -1,5 +1,5 @@
 import { type AccessTokenClaims, accessToken, accessTokenClaimsSchema, limits, ProblemError, type UserRole } from '@vip/shared-schema';
-import { loginRoute, refreshRoute } from '@vip/shared-schema/routes/origin-identity';
+import { loginRoute, refreshRoute } from '@vip/shared-schema/routes/origin/auth';
 import { errors, exportJWK, generateKeyPair, importJWK, type JWK, jwtVerify, SignJWT } from 'jose';
 
 /** A refused access token: why, and how to get one that works (refresh it, or sign in again). */

@@ -1,4 +1,5 @@
-import { accessToken, limits, loginResponseSchema, PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
+import { accessToken, limits, loginResponseSchema, PROBLEM_CONTENT_TYPE, pathOf } from '@vip/shared-schema';
+import { changePasswordRoute, loginRoute, logoutRoute, refreshRoute, registerRoute } from '@vip/shared-schema/routes/origin/auth';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { fastHasher, PASSWORD, startTestOrigin, type TestOrigin, uniqueEmail } from '../testing/origin.js';
@@ -15,7 +16,7 @@ const post = (url: string, payload: unknown, remoteAddress = '198.51.100.7') =>
   origin.app.inject({ method: 'POST', url, payload: payload as Record<string, unknown>, remoteAddress });
 
 async function register(email = uniqueEmail()) {
-  const response = await post('/api/v1/auth/register', { email, password: PASSWORD });
+  const response = await post(pathOf(registerRoute), { email, password: PASSWORD });
   expect(response.statusCode).toBe(201);
   return { email, userId: response.json().user_id as string };
 }
@@ -23,21 +24,21 @@ async function register(email = uniqueEmail()) {
 describe('POST /api/v1/auth/register', () => {
   it('creates an owner account and answers its id and lower-cased email', async () => {
     const email = uniqueEmail('Mixed.Case');
-    const response = await post('/api/v1/auth/register', { email, password: PASSWORD });
+    const response = await post(pathOf(registerRoute), { email, password: PASSWORD });
     expect(response.statusCode).toBe(201);
     expect(response.json()).toEqual({ user_id: expect.stringMatching(/^[0-9a-f-]{36}$/), email: email.toLowerCase() });
   });
 
   it('refuses an email that is taken, whatever its case, with 409 email_taken', async () => {
     const { email } = await register();
-    const response = await post('/api/v1/auth/register', { email: email.toUpperCase(), password: PASSWORD });
+    const response = await post(pathOf(registerRoute), { email: email.toUpperCase(), password: PASSWORD });
     expect(response.statusCode).toBe(409);
     expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
     expect(response.json().code).toBe('email_taken');
   });
 
   it('refuses a short password with one field error', async () => {
-    const response = await post('/api/v1/auth/register', { email: uniqueEmail(), password: 'short' });
+    const response = await post(pathOf(registerRoute), { email: uniqueEmail(), password: 'short' });
     expect(response.statusCode).toBe(422);
     expect(response.json().errors).toEqual([{ field: 'body.password', message: expect.any(String) }]);
   });
@@ -46,12 +47,12 @@ describe('POST /api/v1/auth/register', () => {
 describe('POST /api/v1/auth/login', () => {
   it('answers the login result with an EdDSA at+jwt that the JWKS verifies', async () => {
     const { email, userId } = await register();
-    const response = await post('/api/v1/auth/login', { email, password: PASSWORD });
+    const response = await post(pathOf(loginRoute), { email, password: PASSWORD });
     expect(response.statusCode).toBe(200);
     const session = loginResponseSchema.parse(response.json());
     expect(session).toMatchObject({ token_type: 'bearer', user_id: userId, email, expires_in: limits.accessTokenTtlSeconds });
     // A refreshed session names the account too: a client resuming after a reload can say who is signed in.
-    const refreshed = await post('/api/v1/auth/refresh', { refresh_token: session.refresh_token });
+    const refreshed = await post(pathOf(refreshRoute), { refresh_token: session.refresh_token });
     expect(loginResponseSchema.parse(refreshed.json())).toMatchObject({ user_id: userId, email });
 
     const jwks = createLocalJWKSet((await origin.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json());
@@ -67,7 +68,7 @@ describe('POST /api/v1/auth/login', () => {
 
   it('refuses a wrong password with 401 invalid_credentials', async () => {
     const { email } = await register();
-    const response = await post('/api/v1/auth/login', { email, password: 'not the password at all' });
+    const response = await post(pathOf(loginRoute), { email, password: 'not the password at all' });
     expect(response.statusCode).toBe(401);
     expect(response.json().code).toBe('invalid_credentials');
   });
@@ -76,8 +77,8 @@ describe('POST /api/v1/auth/login', () => {
     const { email } = await register();
     const verify = vi.spyOn(hasher, 'verify');
     try {
-      const unknown = await post('/api/v1/auth/login', { email: uniqueEmail('nobody'), password: PASSWORD });
-      const wrong = await post('/api/v1/auth/login', { email, password: 'not the password at all' });
+      const unknown = await post(pathOf(loginRoute), { email: uniqueEmail('nobody'), password: PASSWORD });
+      const wrong = await post(pathOf(loginRoute), { email, password: 'not the password at all' });
       expect(unknown.statusCode).toBe(401);
       expect(wrong.statusCode).toBe(401);
       expect(unknown.json().code).toBe(wrong.json().code);
@@ -94,10 +95,10 @@ describe('POST /api/v1/auth/login', () => {
     const { email } = await register();
     for (let i = 0; i < limits.loginAttemptsPerAccount; i++) {
       // Different addresses, so only the per-account limit is in play.
-      const response = await post('/api/v1/auth/login', { email, password: 'not the password at all' }, `203.0.113.${i + 1}`);
+      const response = await post(pathOf(loginRoute), { email, password: 'not the password at all' }, `203.0.113.${i + 1}`);
       expect(response.statusCode).toBe(401);
     }
-    const limited = await post('/api/v1/auth/login', { email, password: PASSWORD }, '203.0.113.99');
+    const limited = await post(pathOf(loginRoute), { email, password: PASSWORD }, '203.0.113.99');
     expect(limited.statusCode).toBe(429);
     expect(limited.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
     expect(limited.json().code).toBe('rate_limited');
@@ -106,7 +107,7 @@ describe('POST /api/v1/auth/login', () => {
     expect(retryAfter).toBeLessThanOrEqual(limits.loginWindowSeconds);
 
     origin.runtime.advance((retryAfter + 1) * 1000);
-    expect((await post('/api/v1/auth/login', { email, password: PASSWORD }, '203.0.113.99')).statusCode).toBe(200);
+    expect((await post(pathOf(loginRoute), { email, password: PASSWORD }, '203.0.113.99')).statusCode).toBe(200);
   });
 
   it('answers 429 to a client address with too many failures, for any account', async () => {
@@ -115,39 +116,39 @@ describe('POST /api/v1/auth/login', () => {
     const now = origin.runtime.clock.now();
     const failures = Array.from({ length: limits.loginAttemptsPerIp }, () => `ip:${address}`);
     await recordLoginFailure(origin.database.db, failures, now, new Date(now.getTime() - limits.loginWindowSeconds * 1000));
-    const limited = await post('/api/v1/auth/login', { email, password: PASSWORD }, address);
+    const limited = await post(pathOf(loginRoute), { email, password: PASSWORD }, address);
     expect(limited.statusCode).toBe(429);
     expect(limited.headers['retry-after']).toBeDefined();
-    expect((await post('/api/v1/auth/login', { email, password: PASSWORD }, '198.51.100.201')).statusCode).toBe(200);
+    expect((await post(pathOf(loginRoute), { email, password: PASSWORD }, '198.51.100.201')).statusCode).toBe(200);
   });
 });
 
 describe('POST /api/v1/auth/refresh', () => {
   async function login() {
     const { email, userId } = await register();
-    const response = await post('/api/v1/auth/login', { email, password: PASSWORD });
+    const response = await post(pathOf(loginRoute), { email, password: PASSWORD });
     return { userId, session: response.json() as { refresh_token: string; access_token: string } };
   }
 
   it('rotates: answers a new pair, and the new refresh token works in turn', async () => {
     const { userId, session } = await login();
-    const first = await post('/api/v1/auth/refresh', { refresh_token: session.refresh_token });
+    const first = await post(pathOf(refreshRoute), { refresh_token: session.refresh_token });
     expect(first.statusCode).toBe(200);
     const rotated = loginResponseSchema.parse(first.json());
     expect(rotated.user_id).toBe(userId);
     expect(rotated.refresh_token).not.toBe(session.refresh_token);
-    const second = await post('/api/v1/auth/refresh', { refresh_token: rotated.refresh_token });
+    const second = await post(pathOf(refreshRoute), { refresh_token: rotated.refresh_token });
     expect(second.statusCode).toBe(200);
   });
 
   it('answers 401 refresh_token_reused to a spent token and revokes its whole family', async () => {
     const { session } = await login();
-    const rotated = (await post('/api/v1/auth/refresh', { refresh_token: session.refresh_token })).json();
-    const reuse = await post('/api/v1/auth/refresh', { refresh_token: session.refresh_token });
+    const rotated = (await post(pathOf(refreshRoute), { refresh_token: session.refresh_token })).json();
+    const reuse = await post(pathOf(refreshRoute), { refresh_token: session.refresh_token });
     expect(reuse.statusCode).toBe(401);
     expect(reuse.json().code).toBe('refresh_token_reused');
     // The token handed out by the legitimate rotation dies with the family.
-    const afterRevocation = await post('/api/v1/auth/refresh', { refresh_token: rotated.refresh_token });
+    const afterRevocation = await post(pathOf(refreshRoute), { refresh_token: rotated.refresh_token });
     expect(afterRevocation.statusCode).toBe(401);
     expect(afterRevocation.json().code).toBe('invalid_token');
   });
@@ -155,15 +156,15 @@ describe('POST /api/v1/auth/refresh', () => {
   it('leaves the other sessions of the same user alone when one family is revoked', async () => {
     const { email } = await register();
     const [stolen, other] = await Promise.all(
-      [1, 2].map(async () => (await post('/api/v1/auth/login', { email, password: PASSWORD })).json() as { refresh_token: string }),
+      [1, 2].map(async () => (await post(pathOf(loginRoute), { email, password: PASSWORD })).json() as { refresh_token: string }),
     );
-    await post('/api/v1/auth/refresh', { refresh_token: stolen!.refresh_token });
-    expect((await post('/api/v1/auth/refresh', { refresh_token: stolen!.refresh_token })).statusCode).toBe(401);
-    expect((await post('/api/v1/auth/refresh', { refresh_token: other!.refresh_token })).statusCode).toBe(200);
+    await post(pathOf(refreshRoute), { refresh_token: stolen!.refresh_token });
+    expect((await post(pathOf(refreshRoute), { refresh_token: stolen!.refresh_token })).statusCode).toBe(401);
+    expect((await post(pathOf(refreshRoute), { refresh_token: other!.refresh_token })).statusCode).toBe(200);
   });
 
   it('refuses an unknown token with 401 invalid_token', async () => {
-    const response = await post('/api/v1/auth/refresh', { refresh_token: 'never-issued' });
+    const response = await post(pathOf(refreshRoute), { refresh_token: 'never-issued' });
     expect(response.statusCode).toBe(401);
     expect(response.json().code).toBe('invalid_token');
   });
@@ -171,7 +172,7 @@ describe('POST /api/v1/auth/refresh', () => {
   it('refuses an expired token with 401 invalid_token', async () => {
     const { session } = await login();
     origin.runtime.advance((limits.refreshTokenTtlSeconds + 1) * 1000);
-    const response = await post('/api/v1/auth/refresh', { refresh_token: session.refresh_token });
+    const response = await post(pathOf(refreshRoute), { refresh_token: session.refresh_token });
     expect(response.statusCode).toBe(401);
     expect(response.json().code).toBe('invalid_token');
   });
@@ -179,34 +180,34 @@ describe('POST /api/v1/auth/refresh', () => {
 
 async function signedIn(email?: string) {
   const account = await register(email);
-  const session = loginResponseSchema.parse((await post('/api/v1/auth/login', { email: account.email, password: PASSWORD })).json());
+  const session = loginResponseSchema.parse((await post(pathOf(loginRoute), { email: account.email, password: PASSWORD })).json());
   return { ...account, session };
 }
 
 describe('POST /api/v1/auth/logout', () => {
   it("revokes the session: its refresh token no longer refreshes, and the account's other sessions stay", async () => {
     const { email, session } = await signedIn();
-    const other = loginResponseSchema.parse((await post('/api/v1/auth/login', { email, password: PASSWORD })).json());
-    const response = await post('/api/v1/auth/logout', { refresh_token: session.refresh_token });
+    const other = loginResponseSchema.parse((await post(pathOf(loginRoute), { email, password: PASSWORD })).json());
+    const response = await post(pathOf(logoutRoute), { refresh_token: session.refresh_token });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ signed_out: true });
-    const refreshed = await post('/api/v1/auth/refresh', { refresh_token: session.refresh_token });
+    const refreshed = await post(pathOf(refreshRoute), { refresh_token: session.refresh_token });
     expect(refreshed.statusCode).toBe(401);
     expect(refreshed.json().code).toBe('invalid_token');
-    expect((await post('/api/v1/auth/refresh', { refresh_token: other.refresh_token })).statusCode).toBe(200);
+    expect((await post(pathOf(refreshRoute), { refresh_token: other.refresh_token })).statusCode).toBe(200);
   });
 
   it('answers the same for an unknown or already revoked token, so it reveals nothing', async () => {
     const { session } = await signedIn();
-    expect((await post('/api/v1/auth/logout', { refresh_token: session.refresh_token })).statusCode).toBe(200);
-    expect((await post('/api/v1/auth/logout', { refresh_token: session.refresh_token })).json()).toEqual({ signed_out: true });
-    expect((await post('/api/v1/auth/logout', { refresh_token: 'never-issued' })).json()).toEqual({ signed_out: true });
+    expect((await post(pathOf(logoutRoute), { refresh_token: session.refresh_token })).statusCode).toBe(200);
+    expect((await post(pathOf(logoutRoute), { refresh_token: session.refresh_token })).json()).toEqual({ signed_out: true });
+    expect((await post(pathOf(logoutRoute), { refresh_token: 'never-issued' })).json()).toEqual({ signed_out: true });
   });
 
   it('refuses a missing, oversized or extra field with 422', async () => {
-    expect((await post('/api/v1/auth/logout', {})).json().errors).toEqual([{ field: 'body.refresh_token', message: expect.any(String) }]);
-    expect((await post('/api/v1/auth/logout', { refresh_token: 'x'.repeat(513) })).statusCode).toBe(422);
-    expect((await post('/api/v1/auth/logout', { refresh_token: 'x', access_token: 'y' })).statusCode).toBe(422);
+    expect((await post(pathOf(logoutRoute), {})).json().errors).toEqual([{ field: 'body.refresh_token', message: expect.any(String) }]);
+    expect((await post(pathOf(logoutRoute), { refresh_token: 'x'.repeat(513) })).statusCode).toBe(422);
+    expect((await post(pathOf(logoutRoute), { refresh_token: 'x', access_token: 'y' })).statusCode).toBe(422);
   });
 });
 
@@ -214,7 +215,7 @@ describe('POST /api/v1/auth/password', () => {
   const change = (accessToken: string | null, payload: unknown, remoteAddress = '198.51.100.7') =>
     origin.app.inject({
       method: 'POST',
-      url: '/api/v1/auth/password',
+      url: pathOf(changePasswordRoute),
       payload: payload as Record<string, unknown>,
       remoteAddress,
       headers: accessToken ? { authorization: `Bearer ${accessToken}` } : {},
@@ -226,17 +227,17 @@ describe('POST /api/v1/auth/password', () => {
     const response = await change(session.access_token, { current_password: PASSWORD, new_password: NEW_PASSWORD });
     expect(response.statusCode).toBe(200);
     const next = loginResponseSchema.parse(response.json());
-    expect((await post('/api/v1/auth/refresh', { refresh_token: session.refresh_token })).statusCode).toBe(401);
-    expect((await post('/api/v1/auth/refresh', { refresh_token: next.refresh_token })).statusCode).toBe(200);
-    expect((await post('/api/v1/auth/login', { email, password: PASSWORD })).statusCode).toBe(401);
-    expect((await post('/api/v1/auth/login', { email, password: NEW_PASSWORD })).statusCode).toBe(200);
+    expect((await post(pathOf(refreshRoute), { refresh_token: session.refresh_token })).statusCode).toBe(401);
+    expect((await post(pathOf(refreshRoute), { refresh_token: next.refresh_token })).statusCode).toBe(200);
+    expect((await post(pathOf(loginRoute), { email, password: PASSWORD })).statusCode).toBe(401);
+    expect((await post(pathOf(loginRoute), { email, password: NEW_PASSWORD })).statusCode).toBe(200);
   });
 
   it("changes only the caller's own account", async () => {
     const alice = await signedIn();
     const bob = await signedIn();
     expect((await change(bob.session.access_token, { current_password: PASSWORD, new_password: NEW_PASSWORD })).statusCode).toBe(200);
-    expect((await post('/api/v1/auth/login', { email: alice.email, password: PASSWORD })).statusCode).toBe(200);
+    expect((await post(pathOf(loginRoute), { email: alice.email, password: PASSWORD })).statusCode).toBe(200);
   });
 
   it('refuses a wrong current password with 401 invalid_credentials, and counts it as a failed login', async () => {
@@ -252,7 +253,7 @@ describe('POST /api/v1/auth/password', () => {
     }
     const limited = await change(session.access_token, { current_password: PASSWORD, new_password: NEW_PASSWORD }, '203.0.114.99');
     expect(limited.statusCode).toBe(429);
-    expect((await post('/api/v1/auth/login', { email, password: PASSWORD }, '203.0.114.99')).statusCode).toBe(429);
+    expect((await post(pathOf(loginRoute), { email, password: PASSWORD }, '203.0.114.99')).statusCode).toBe(429);
   });
 
   it('refuses a new password outside the policy, naming the field', async () => {

@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pathOf } from '@vip/shared-schema';
+import { loginRoute, refreshRoute, registerRoute } from '@vip/shared-schema/routes/origin/auth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../db/client.js';
 import { systemRuntime } from '../runtime.js';
@@ -22,7 +24,7 @@ beforeAll(async () => {
 afterAll(() => origin?.close());
 
 const post = (url: string, payload: Record<string, unknown>) => origin.app.inject({ method: 'POST', url, payload });
-const login = (email: string, password: string) => post('/api/v1/auth/login', { email, password });
+const login = (email: string, password: string) => post(pathOf(loginRoute), { email, password });
 
 /** Runs the reset in this process against the test origin's database, collecting what it prints. */
 async function reset(argv: string[], stdin = '') {
@@ -39,7 +41,7 @@ async function reset(argv: string[], stdin = '') {
 describe('the operator password reset', () => {
   it('sets the password read from stdin, ends every session of the account, and the new password signs in over HTTP', async () => {
     const email = uniqueEmail();
-    expect((await post('/api/v1/auth/register', { email, password: PASSWORD })).statusCode).toBe(201);
+    expect((await post(pathOf(registerRoute), { email, password: PASSWORD })).statusCode).toBe(201);
     const session = (await login(email, PASSWORD)).json() as { refresh_token: string };
 
     const result = await reset(['--email', email.toUpperCase(), '--password-stdin'], `${NEW_PASSWORD}\n`);
@@ -49,13 +51,13 @@ describe('the operator password reset', () => {
 
     expect((await login(email, PASSWORD)).statusCode).toBe(401);
     expect((await login(email, NEW_PASSWORD)).statusCode).toBe(200);
-    const refreshed = await post('/api/v1/auth/refresh', { refresh_token: session.refresh_token });
+    const refreshed = await post(pathOf(refreshRoute), { refresh_token: session.refresh_token });
     expect(refreshed.statusCode).toBe(401);
   });
 
   it('generates a password and prints it once when none is given', async () => {
     const email = uniqueEmail();
-    expect((await post('/api/v1/auth/register', { email, password: PASSWORD })).statusCode).toBe(201);
+    expect((await post(pathOf(registerRoute), { email, password: PASSWORD })).statusCode).toBe(201);
     const result = await reset(['--email', email]);
     expect(result.code).toBe(0);
     const generated = /new password \(shown once\): (\S+)$/.exec(result.out)?.[1];
@@ -65,7 +67,7 @@ describe('the operator password reset', () => {
 
   it('lets a locked-out account sign in at once after the reset', async () => {
     const email = uniqueEmail();
-    expect((await post('/api/v1/auth/register', { email, password: PASSWORD })).statusCode).toBe(201);
+    expect((await post(pathOf(registerRoute), { email, password: PASSWORD })).statusCode).toBe(201);
     let status = 0;
     for (let attempt = 0; attempt < 50 && status !== 429; attempt++) status = (await login(email, 'a wrong password')).statusCode;
     expect(status).toBe(429);

@@ -5,7 +5,7 @@ import {
   logoutRoute,
   refreshRoute,
   registerRoute,
-} from '@vip/shared-schema/routes/origin-identity';
+} from '@vip/shared-schema/routes/origin/auth';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { AccessTokens } from './access-tokens.js';
 import { principalOf } from './guard.js';

@@ -1,5 +1,5 @@
 import { limits, ProblemError, sha256Hex, type UserRole } from '@vip/shared-schema';
-import { loginRoute } from '@vip/shared-schema/routes/origin-identity';
+import { loginRoute } from '@vip/shared-schema/routes/origin/auth';
 import type { Database } from '../db/client.js';
 import type { Runtime } from '../runtime.js';
 import type { AccessTokens } from './access-tokens.js';

@@ -1,4 +1,5 @@
-import { consentSchema, PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
+import { consentSchema, PROBLEM_CONTENT_TYPE, pathOf } from '@vip/shared-schema';
+import { grantBiometricConsentRoute } from '@vip/shared-schema/routes/origin/biometric-consent';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { biometricConsents } from '../db/schema.js';
@@ -11,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => origin?.close());
 
 const grant = (payload: object, token?: string) =>
-  origin.app.inject({ method: 'POST', url: '/api/v1/consents', headers: token ? bearer(token) : {}, payload });
+  origin.app.inject({ method: 'POST', url: pathOf(grantBiometricConsentRoute), headers: token ? bearer(token) : {}, payload });
 
 describe('POST /api/v1/consents', () => {
   it('records a biometric consent of the caller, not yet used by any voice', async () => {

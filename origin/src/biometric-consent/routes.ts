@@ -1,10 +1,10 @@
-import { grantConsentRoute } from '@vip/shared-schema/routes/origin-voices';
+import { grantBiometricConsentRoute } from '@vip/shared-schema/routes/origin/biometric-consent';
 import { principalOf } from '../auth/guard.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { BiometricConsentService } from './service.js';
 
 export function registerBiometricConsentRoutes({ app, registry, guards }: RouteKit, consents: BiometricConsentService): void {
-  addRoute(app, registry, grantConsentRoute, {
+  addRoute(app, registry, grantBiometricConsentRoute, {
     guards: [guards.bearer],
     handler: ({ body }, request) => consents.grant(principalOf(request), body),
   });

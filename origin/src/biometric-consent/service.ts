@@ -1,6 +1,6 @@
 import type { grantConsentRequestSchema } from '@vip/shared-schema';
 import { type AuditRecord, BIOMETRIC_CONSENT_STATEMENT, buildAuditRecord, ProblemError } from '@vip/shared-schema';
-import { grantConsentRoute } from '@vip/shared-schema/routes/origin-voices';
+import { grantBiometricConsentRoute } from '@vip/shared-schema/routes/origin/biometric-consent';
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
@@ -61,7 +61,7 @@ function consentAuditRecord(consent: store.ConsentRow, principal: Principal): Au
 export const consentRequired = (why: string) =>
   new ProblemError(
     'consent_required',
-    `${why} Give biometric consent first: ${grantConsentRoute.method.toUpperCase()} ${grantConsentRoute.path} with ` +
+    `${why} Give biometric consent first: ${grantBiometricConsentRoute.method.toUpperCase()} ${grantBiometricConsentRoute.path} with ` +
       `{"type":"biometric","statement_version":"${BIOMETRIC_CONSENT_STATEMENT.version}","accepted":true}, ` +
       'then send the consent_id it answers as a form field of this enrollment. Each consent serves one enrollment.',
   );

@@ -1,5 +1,5 @@
 import { renderPageShell } from '@vip/shared-schema';
-import { originDocsRoute } from '@vip/shared-schema/routes/origin-identity';
+import { originDocsRoute } from '@vip/shared-schema/routes/origin/http';
 import { consolePageRoutes } from '@vip/shared-schema/routes/pages';
 
 /** The console's HTML: a shell its script fills from the origin's API. The same for every owner; it holds no data. */

@@ -1,3 +1,5 @@
+import { pathOf } from '@vip/shared-schema';
+import { compareVoicesRoute } from '@vip/shared-schema/routes/origin/detection';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
@@ -36,7 +38,7 @@ const speech = { audio1: first!, audio2: second! };
 /** Refused after admission (no speech), so cheap: what it shows is that the limit let it through. */
 const silence = { audio1: silentWav(1), audio2: silentWav(1) };
 const compare = (headers: Record<string, string>, files: Record<string, Uint8Array> = speech) =>
-  origin.app.inject({ method: 'POST', url: '/api/v1/detection/compare', headers, payload: audioForm(files) });
+  origin.app.inject({ method: 'POST', url: pathOf(compareVoicesRoute), headers, payload: audioForm(files) });
 
 function expectRateLimit(response: LightMyRequestResponse, remaining: number) {
   expect(response.headers['ratelimit-policy']).toBe(`"default";q=${COMPARE_PER_MINUTE};w=60`);

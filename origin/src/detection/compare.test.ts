@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { comparisonResultSchema } from '@vip/shared-schema';
+import { comparisonResultSchema, pathOf } from '@vip/shared-schema';
+import { compareVoicesRoute } from '@vip/shared-schema/routes/origin/detection';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -29,7 +30,7 @@ afterAll(async () => {
 type Owner = Awaited<ReturnType<typeof loggedIn>>;
 
 const compare = (owner: Owner, files: Record<string, Uint8Array>, fields: Record<string, string> = {}, app = origin.app) =>
-  app.inject({ method: 'POST', url: '/api/v1/detection/compare', headers: bearer(owner.accessToken), payload: audioForm(files, fields) });
+  app.inject({ method: 'POST', url: pathOf(compareVoicesRoute), headers: bearer(owner.accessToken), payload: audioForm(files, fields) });
 
 function expectComparison(response: LightMyRequestResponse) {
   expect(response.statusCode, response.body).toBe(200);
@@ -134,7 +135,7 @@ describe('POST /api/v1/detection/compare', () => {
     text.append('voice_id', randomUUID());
     const textResponse = origin.app.inject({
       method: 'POST',
-      url: '/api/v1/detection/compare',
+      url: pathOf(compareVoicesRoute),
       headers: bearer(owner.accessToken),
       payload: text,
     });
@@ -147,7 +148,7 @@ describe('POST /api/v1/detection/compare', () => {
   it('needs a Bearer token', async () => {
     const response = await origin.app.inject({
       method: 'POST',
-      url: '/api/v1/detection/compare',
+      url: pathOf(compareVoicesRoute),
       payload: audioForm({ audio1: silentWav(1) }),
     });
     expectProblem(response, 401, 'authentication_required');
@@ -174,7 +175,7 @@ describe('POST /api/v1/detection/compare by a platform (X-API-Key)', () => {
   const compareAsPlatform = (on: TestOrigin, apiKey: string, files: Record<string, Uint8Array>, fields: Record<string, string> = {}) =>
     on.app.inject({
       method: 'POST',
-      url: '/api/v1/detection/compare',
+      url: pathOf(compareVoicesRoute),
       headers: { 'x-api-key': apiKey },
       payload: audioForm(files, fields),
     });

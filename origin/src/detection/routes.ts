@@ -1,4 +1,4 @@
-import { compareVoicesRoute } from '@vip/shared-schema/routes/origin-voices';
+import { compareVoicesRoute } from '@vip/shared-schema/routes/origin/detection';
 import { callerOf } from '../auth/guard.js';
 import { readMultipartForm } from '../http/multipart-form.js';
 import { addRoute, type RouteKit } from '../http/routes.js';

@@ -1,6 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createdApiKeySchema, INTERNAL_SYNC_PATH, platformSchema, type SyncUpdate, sha256Hex, syncBatchSchema } from '@vip/shared-schema';
+import {
+  createdApiKeySchema,
+  INTERNAL_SYNC_PATH,
+  pathOf,
+  platformSchema,
+  type SyncUpdate,
+  sha256Hex,
+  syncBatchSchema,
+} from '@vip/shared-schema';
+import { createApiKeyRoute, createPlatformRoute, revokeApiKeyRoute } from '@vip/shared-schema/routes/origin/platforms';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { edgeOutbox } from '../db/schema.js';
@@ -94,8 +103,8 @@ const call = (method: 'POST' | 'DELETE', url: string, payload?: object) =>
   origin.app.inject({ method, url, headers: bearer(adminToken), ...(payload ? { payload } : {}) });
 
 async function createKey() {
-  const platform = platformSchema.parse((await call('POST', '/api/v1/platforms', { name: `Sync ${crypto.randomUUID()}` })).json());
-  const key = createdApiKeySchema.parse((await call('POST', `/api/v1/platforms/${platform.platform_id}/api-keys`, {})).json());
+  const platform = platformSchema.parse((await call('POST', pathOf(createPlatformRoute), { name: `Sync ${crypto.randomUUID()}` })).json());
+  const key = createdApiKeySchema.parse((await call('POST', pathOf(createApiKeyRoute, { platform_id: platform.platform_id }), {})).json());
   return { platform, key, keyHash: await sha256Hex(key.api_key) };
 }
 
@@ -115,7 +124,7 @@ describe('edge outbox sender', () => {
   it('delivers creation and revocation, signed, with the outbox ids as growing versions, and marks them delivered', async () => {
     startSender();
     const { platform, key, keyHash } = await createKey();
-    await call('DELETE', `/api/v1/platforms/${platform.platform_id}/api-keys/${key.key_id}`);
+    await call('DELETE', pathOf(revokeApiKeyRoute, { platform_id: platform.platform_id, key_id: key.key_id }));
     await eventually(() => edge.updatesFor(keyHash).length === 2);
 
     const rows = await outboxRows(keyHash);
@@ -162,7 +171,7 @@ describe('edge outbox sender', () => {
     const { platform, key, keyHash } = await createKey();
     await eventually(() => edge.updatesFor(keyHash).length === 1);
     const started = Date.now();
-    await call('DELETE', `/api/v1/platforms/${platform.platform_id}/api-keys/${key.key_id}`);
+    await call('DELETE', pathOf(revokeApiKeyRoute, { platform_id: platform.platform_id, key_id: key.key_id }));
     await eventually(() => edge.updatesFor(keyHash).length === 2, 1000);
     expect(Date.now() - started).toBeLessThan(1000);
   });

@@ -1,4 +1,4 @@
-import { originLivenessRoute, originReadinessRoute } from '@vip/shared-schema/routes/origin-health';
+import { originLivenessRoute, originReadinessRoute } from '@vip/shared-schema/routes/origin/health';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { HealthService } from './service.js';
 

@@ -1,3 +1,6 @@
+import { loginRoute } from '@vip/shared-schema/routes/origin/auth';
+import { createApiKeyRoute } from '@vip/shared-schema/routes/origin/platforms';
+import { enrollVoiceRoute } from '@vip/shared-schema/routes/origin/voices';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestOrigin, type TestOrigin } from '../testing/origin.js';
 
@@ -31,7 +34,7 @@ describe('GET /openapi.json', () => {
 
   it('documents the problem answers and the security of each operation', async () => {
     const document = (await origin.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    const createKey = document.paths['/api/v1/platforms/{platform_id}/api-keys'].post;
+    const createKey = document.paths[createApiKeyRoute.path].post;
     expect(createKey.security).toEqual([{ bearer: [] }]);
     expect(Object.keys(createKey.responses)).toEqual(expect.arrayContaining(['201', '401', '403', '404', '422']));
     expect(document.components.schemas.Problem).toBeDefined();
@@ -81,7 +84,7 @@ describe('GET /docs', () => {
 
   it('renders from a document whose operations carry their fields, enums and problem codes, with contents in Markdown', async () => {
     const document = (await origin.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    const enroll = document.paths['/api/v1/voices/enroll'].post;
+    const enroll = document.paths[enrollVoiceRoute.path].post;
     expect(Object.keys(enroll.requestBody.content['multipart/form-data'].schema.properties)).toEqual(
       expect.arrayContaining(['audio', 'name', 'consent_id']),
     );
@@ -94,7 +97,7 @@ describe('GET /docs', () => {
 
   it('explains each field in a line and shows an example of each request and answer', async () => {
     const document = (await origin.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    const login = document.paths['/api/v1/auth/login'].post;
+    const login = document.paths[loginRoute.path].post;
     expect(login.requestBody.content['application/json'].example).toEqual({ email: 'owner@example.com', password: expect.any(String) });
     expect(login.responses['200'].content['application/json'].example).toMatchObject({ token_type: 'bearer', email: 'owner@example.com' });
     expect(login.responses['401'].content['application/problem+json'].example).toMatchObject({ status: 401, code: 'invalid_credentials' });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { buildOpenApiDocument, docsSecurityHeaders, renderDocsPage } from '@vip/shared-schema';
-import { originDocsRoute, originIndexRoute, originOpenApiRoute } from '@vip/shared-schema/routes/origin-identity';
+import { originDocsRoute, originIndexRoute, originOpenApiRoute } from '@vip/shared-schema/routes/origin/http';
 import { docsPageRoutes } from '@vip/shared-schema/routes/pages';
 import { script, style } from './docs-assets.generated.js';
 import { addRoute, type RouteKit } from './routes.js';

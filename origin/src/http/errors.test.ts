@@ -1,4 +1,9 @@
-import { limits, PROBLEM_CONTENT_TYPE, problemSchema } from '@vip/shared-schema';
+import { limits, PROBLEM_CONTENT_TYPE, pathOf, problemSchema } from '@vip/shared-schema';
+import { loginRoute } from '@vip/shared-schema/routes/origin/auth';
+import { listPlatformsRoute } from '@vip/shared-schema/routes/origin/platforms';
+import { checkPlatformNameRoute } from '@vip/shared-schema/routes/origin/registry/licenses';
+import { setSynthesisConsentRoute } from '@vip/shared-schema/routes/origin/registry/synthesis-consent';
+import { listVoicesRoute } from '@vip/shared-schema/routes/origin/voices';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
@@ -20,7 +25,7 @@ function expectProblem(response: LightMyRequestResponse, status: number, code: s
   return problem;
 }
 
-const LOGIN = '/api/v1/auth/login';
+const LOGIN = pathOf(loginRoute);
 
 describe('problem+json on every error path', () => {
   it('404 route_not_found for an unknown route', async () => {
@@ -113,7 +118,7 @@ describe('problem+json on every error path', () => {
     const badParam = expectProblem(
       await origin.app.inject({
         method: 'PUT',
-        url: '/api/v1/voices/not-a-voice-id/consent',
+        url: pathOf(setSynthesisConsentRoute, { voice_id: 'not-a-voice-id' }),
         headers: { authorization: `Bearer ${owner.accessToken}` },
         payload: { status: 'granted' },
       }),
@@ -125,7 +130,7 @@ describe('problem+json on every error path', () => {
   });
 
   it('401 invalid_token says how to get a token that works', async () => {
-    const call = (authorization: string) => origin.app.inject({ method: 'GET', url: '/api/v1/voices', headers: { authorization } });
+    const call = (authorization: string) => origin.app.inject({ method: 'GET', url: pathOf(listVoicesRoute), headers: { authorization } });
     const notBearer = expectProblem(await call('Token abc'), 401, 'invalid_token');
     expect(notBearer.detail).toContain('Authorization: Bearer <access_token>');
     const forged = expectProblem(await call('Bearer eyJhbGciOiJub25lIn0.e30.'), 401, 'invalid_token');
@@ -146,7 +151,11 @@ describe('problem+json on every error path', () => {
 
   it('422 validation_failed for a path parameter longer than any route accepts, before its route runs', async () => {
     const tooLong = 'A'.repeat(PATH_PARAMETER_MAX_LENGTH + 1);
-    for (const url of [`/api/v1/platform-names/${tooLong}`, `/api/v1/voices/${'x'.repeat(5000)}`]) {
+    for (const url of [
+      pathOf(checkPlatformNameRoute, { platform_name: tooLong }),
+      // Under a path no GET route serves, so the router alone answers.
+      `/api/v1/voices/${'x'.repeat(5000)}`,
+    ]) {
       // No credentials: the router refuses it before the route's guard would answer 401.
       const problem = expectProblem(await origin.app.inject({ method: 'GET', url }), 422, 'validation_failed');
       expect(problem.instance).toBe(url);
@@ -172,7 +181,11 @@ describe('problem+json on every error path', () => {
   });
 
   it('404 route_not_found for a path whose percent-encoding is broken', async () => {
-    expectProblem(await origin.app.inject({ method: 'GET', url: '/api/v1/platform-names/%E0%A4%A' }), 404, 'route_not_found');
+    expectProblem(
+      await origin.app.inject({ method: 'GET', url: checkPlatformNameRoute.path.replace('{platform_name}', '%E0%A4%A') }),
+      404,
+      'route_not_found',
+    );
   });
 
   it('logs a line for a request the router refuses, without its URL', async () => {
@@ -186,7 +199,7 @@ describe('problem+json on every error path', () => {
   });
 
   it('401 authentication_required without credentials', async () => {
-    expectProblem(await origin.app.inject({ method: 'GET', url: '/api/v1/platforms' }), 401, 'authentication_required');
+    expectProblem(await origin.app.inject({ method: 'GET', url: pathOf(listPlatformsRoute) }), 401, 'authentication_required');
   });
 });
 

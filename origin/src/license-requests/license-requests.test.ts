@@ -6,8 +6,18 @@ import {
   LICENSE_TOKEN_PREFIX,
   licenseRequestListSchema,
   licenseRequestSchema,
+  pathOf,
   type VoiceIndexRecord,
 } from '@vip/shared-schema';
+import {
+  approveLicenseRequestRoute,
+  declineLicenseRequestRoute,
+  getLicenseRequestRoute,
+  listLicenseRequestsRoute,
+  requestLicenseRoute,
+} from '@vip/shared-schema/routes/origin/license-requests';
+import { setSynthesisConsentRoute } from '@vip/shared-schema/routes/origin/registry/synthesis-consent';
+import { deleteVoiceRoute } from '@vip/shared-schema/routes/origin/voices';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditPending, domainEvents, edgeOutbox, licenses, webhookDeliveries } from '../db/schema.js';
@@ -40,14 +50,14 @@ const inDays = (days: number) => new Date(origin.runtime.clock.now().getTime() +
 const askAs = (platform: Platform, voiceId: string, fields: Record<string, unknown> = {}) =>
   origin.app.inject({
     method: 'POST',
-    url: `/api/v1/voices/${voiceId}/license-requests`,
+    url: pathOf(requestLicenseRoute, { voice_id: voiceId }),
     headers: { 'x-api-key': platform.apiKey },
     payload: { platform_name: platform.name, scopes: ['audiobook'], expires_at: inDays(30), ...fields },
   });
 const ownerCall = (owner: Owner, method: 'GET' | 'POST', url: string, payload?: object) =>
   origin.app.inject({ method, url, headers: bearer(owner.accessToken), ...(payload ? { payload } : {}) });
 const readAs = (headers: Record<string, string>, requestId: string) =>
-  origin.app.inject({ method: 'GET', url: `/api/v1/license-requests/${requestId}`, headers });
+  origin.app.inject({ method: 'GET', url: pathOf(getLicenseRequestRoute, { request_id: requestId }), headers });
 
 async function setup() {
   const owner = await loggedIn(origin);
@@ -92,7 +102,9 @@ describe('licence requests: the platform asks, the owner answers', () => {
       },
     ]);
 
-    const listed = licenseRequestListSchema.parse((await ownerCall(owner, 'GET', `/api/v1/voices/${voiceId}/license-requests`)).json());
+    const listed = licenseRequestListSchema.parse(
+      (await ownerCall(owner, 'GET', pathOf(listLicenseRequestsRoute, { voice_id: voiceId }))).json(),
+    );
     expect(listed.requests.map((request) => [request.request_id, request.status])).toEqual([[created.request_id, 'pending']]);
     expect(listed.next_cursor).toBeNull();
   });
@@ -101,10 +113,15 @@ describe('licence requests: the platform asks, the owner answers', () => {
     const { owner, platform, voiceId } = await setup();
     const created = await pendingRequest(platform, voiceId, { scopes: ['audiobook', 'podcast'] });
     const expiresAt = inDays(60);
-    const response = await ownerCall(owner, 'POST', `/api/v1/voices/${voiceId}/license-requests/${created.request_id}/approve`, {
-      scopes: ['audiobook'],
-      expires_at: expiresAt,
-    });
+    const response = await ownerCall(
+      owner,
+      'POST',
+      pathOf(approveLicenseRequestRoute, { voice_id: voiceId, request_id: created.request_id }),
+      {
+        scopes: ['audiobook'],
+        expires_at: expiresAt,
+      },
+    );
     expect(response.statusCode, response.body).toBe(200);
     const approved = approvedLicenseRequestSchema.parse(response.json());
     expect(response.body).not.toContain(LICENSE_TOKEN_PREFIX);
@@ -145,7 +162,7 @@ describe('licence requests: the platform asks, the owner answers', () => {
     expect((await auditOf(voiceId)).map((each) => each.reason)).toContain(`approved:${created.request_id}:${approved.license_id}`);
     // Answered once.
     expectProblem(
-      await ownerCall(owner, 'POST', `/api/v1/voices/${voiceId}/license-requests/${created.request_id}/approve`, {}),
+      await ownerCall(owner, 'POST', pathOf(approveLicenseRequestRoute, { voice_id: voiceId, request_id: created.request_id }), {}),
       409,
       'conflict',
     );
@@ -154,9 +171,14 @@ describe('licence requests: the platform asks, the owner answers', () => {
   it('declines: the platform reads the reason and gets license.request_declined; it may then ask again', async () => {
     const { owner, platform, voiceId } = await setup();
     const created = await pendingRequest(platform, voiceId);
-    const response = await ownerCall(owner, 'POST', `/api/v1/voices/${voiceId}/license-requests/${created.request_id}/decline`, {
-      reason: 'Not for sale',
-    });
+    const response = await ownerCall(
+      owner,
+      'POST',
+      pathOf(declineLicenseRequestRoute, { voice_id: voiceId, request_id: created.request_id }),
+      {
+        reason: 'Not for sale',
+      },
+    );
     expect(response.statusCode, response.body).toBe(200);
     expect(response.json()).toEqual({ request_id: created.request_id, status: 'declined' });
     const read = licenseRequestSchema.parse((await readAs({ 'x-api-key': platform.apiKey }, created.request_id)).json());
@@ -166,7 +188,7 @@ describe('licence requests: the platform asks, the owner answers', () => {
       { ownerId: null, platformName: platform.name, payload: { request_id: created.request_id, reason: 'Not for sale' } },
     ]);
     expectProblem(
-      await ownerCall(owner, 'POST', `/api/v1/voices/${voiceId}/license-requests/${created.request_id}/decline`, {}),
+      await ownerCall(owner, 'POST', pathOf(declineLicenseRequestRoute, { voice_id: voiceId, request_id: created.request_id }), {}),
       409,
       'conflict',
     );
@@ -185,7 +207,7 @@ describe('licence requests: the platform asks, the owner answers', () => {
     const created = await pendingRequest(platform, voiceId);
     const withdrawn = await origin.app.inject({
       method: 'PUT',
-      url: `/api/v1/voices/${voiceId}/consent`,
+      url: pathOf(setSynthesisConsentRoute, { voice_id: voiceId }),
       headers: bearer(owner.accessToken),
       payload: { status: 'withdrawn' },
     });
@@ -199,7 +221,11 @@ describe('licence requests: the platform asks, the owner answers', () => {
   it('closes pending requests when the voice is deleted; the platform can still read its request', async () => {
     const { owner, platform, voiceId } = await setup();
     const created = await pendingRequest(platform, voiceId);
-    const deleted = await origin.app.inject({ method: 'DELETE', url: `/api/v1/voices/${voiceId}`, headers: bearer(owner.accessToken) });
+    const deleted = await origin.app.inject({
+      method: 'DELETE',
+      url: pathOf(deleteVoiceRoute, { voice_id: voiceId }),
+      headers: bearer(owner.accessToken),
+    });
     expect(deleted.statusCode, deleted.body).toBe(200);
     const read = licenseRequestSchema.parse((await readAs({ 'x-api-key': platform.apiKey }, created.request_id)).json());
     expect(read).toMatchObject({ status: 'closed', closed_reason: 'voice_deleted' });
@@ -214,17 +240,23 @@ describe('licence requests: the platform asks, the owner answers', () => {
       origin.runtime.advance(1000);
     }
     const first = licenseRequestListSchema.parse(
-      (await ownerCall(owner, 'GET', `/api/v1/voices/${voiceId}/license-requests?limit=2`)).json(),
+      (await ownerCall(owner, 'GET', `${pathOf(listLicenseRequestsRoute, { voice_id: voiceId })}?limit=2`)).json(),
     );
     expect(first.requests.map((request) => request.request_id)).toEqual([ids[2], ids[1]]);
     const second = licenseRequestListSchema.parse(
-      (await ownerCall(owner, 'GET', `/api/v1/voices/${voiceId}/license-requests?limit=2&cursor=${first.next_cursor}`)).json(),
+      (
+        await ownerCall(owner, 'GET', `${pathOf(listLicenseRequestsRoute, { voice_id: voiceId })}?limit=2&cursor=${first.next_cursor}`)
+      ).json(),
     );
     expect(second.requests.map((request) => request.request_id)).toEqual([ids[0]]);
     expect(second.next_cursor).toBeNull();
-    const declinedOnly = await ownerCall(owner, 'GET', `/api/v1/voices/${voiceId}/license-requests?status=declined`);
+    const declinedOnly = await ownerCall(owner, 'GET', `${pathOf(listLicenseRequestsRoute, { voice_id: voiceId })}?status=declined`);
     expect(licenseRequestListSchema.parse(declinedOnly.json()).requests).toEqual([]);
-    expectProblem(await ownerCall(owner, 'GET', `/api/v1/voices/${voiceId}/license-requests?cursor=nonsense`), 422, 'validation_failed');
+    expectProblem(
+      await ownerCall(owner, 'GET', `${pathOf(listLicenseRequestsRoute, { voice_id: voiceId })}?cursor=nonsense`),
+      422,
+      'validation_failed',
+    );
   });
 });
 
@@ -240,7 +272,7 @@ describe('licence requests: errors, authorization and limits', () => {
     expect(await fieldsOf({ message: 'x'.repeat(1001) })).toEqual([{ field: 'body.message', message: expect.any(String) }]);
     const malformed = await origin.app.inject({
       method: 'POST',
-      url: `/api/v1/voices/${voiceId}/license-requests`,
+      url: pathOf(requestLicenseRoute, { voice_id: voiceId }),
       headers: { 'x-api-key': platform.apiKey, 'content-type': 'application/json' },
       payload: '{"platform_name":',
     });
@@ -252,7 +284,7 @@ describe('licence requests: errors, authorization and limits', () => {
     const { owner, platform, voiceId } = await setup();
     const other = await platformKey(origin, 'Requester');
     const body = { platform_name: platform.name, scopes: ['audiobook'], expires_at: inDays(30) };
-    const url = `/api/v1/voices/${voiceId}/license-requests`;
+    const url = pathOf(requestLicenseRoute, { voice_id: voiceId });
     expectProblem(await origin.app.inject({ method: 'POST', url, payload: body }), 401, 'authentication_required');
     expectProblem(
       await origin.app.inject({ method: 'POST', url, headers: { 'x-api-key': 'vip_wrong' }, payload: body }),
@@ -281,17 +313,17 @@ describe('licence requests: errors, authorization and limits', () => {
     const stranger = await loggedIn(origin);
     const otherPlatform = await platformKey(origin, 'Requester');
     const created = await pendingRequest(platform, voiceId);
-    const base = `/api/v1/voices/${voiceId}/license-requests`;
-    expectProblem(await ownerCall(stranger, 'GET', base), 404, 'not_found');
-    expectProblem(await ownerCall(stranger, 'POST', `${base}/${created.request_id}/approve`, {}), 404, 'not_found');
-    expectProblem(await ownerCall(stranger, 'POST', `${base}/${created.request_id}/decline`, {}), 404, 'not_found');
+    const ofRequest = { voice_id: voiceId, request_id: created.request_id };
+    expectProblem(await ownerCall(stranger, 'GET', pathOf(listLicenseRequestsRoute, { voice_id: voiceId })), 404, 'not_found');
+    expectProblem(await ownerCall(stranger, 'POST', pathOf(approveLicenseRequestRoute, ofRequest), {}), 404, 'not_found');
+    expectProblem(await ownerCall(stranger, 'POST', pathOf(declineLicenseRequestRoute, ofRequest), {}), 404, 'not_found');
     expectProblem(await readAs({ 'x-api-key': otherPlatform.apiKey }, created.request_id), 404, 'not_found');
     expectProblem(await readAs(bearer(owner.accessToken), created.request_id), 404, 'not_found');
     expectProblem(await readAs({}, created.request_id), 401, 'authentication_required');
     // A platform key cannot answer requests.
     const asPlatform = await origin.app.inject({
       method: 'POST',
-      url: `${base}/${created.request_id}/approve`,
+      url: pathOf(approveLicenseRequestRoute, ofRequest),
       headers: { 'x-api-key': platform.apiKey },
       payload: {},
     });
@@ -306,7 +338,7 @@ describe('licence requests: errors, authorization and limits', () => {
   it('refuses an approval whose terms are out of range, and changes nothing', async () => {
     const { owner, platform, voiceId } = await setup();
     const created = await pendingRequest(platform, voiceId);
-    const url = `/api/v1/voices/${voiceId}/license-requests/${created.request_id}/approve`;
+    const url = pathOf(approveLicenseRequestRoute, { voice_id: voiceId, request_id: created.request_id });
     expectProblem(await ownerCall(owner, 'POST', url, { expires_at: inDays(-2) }), 422, 'validation_failed');
     expectProblem(await ownerCall(owner, 'POST', url, { scopes: ['music', 'music'] }), 422, 'validation_failed');
     expectProblem(await ownerCall(owner, 'POST', url, { platform_name: 'Other' }), 422, 'validation_failed');

@@ -4,7 +4,7 @@ import {
   getLicenseRequestRoute,
   listLicenseRequestsRoute,
   requestLicenseRoute,
-} from '@vip/shared-schema/routes/origin-license-requests';
+} from '@vip/shared-schema/routes/origin/license-requests';
 import { callerOf, principalOf } from '../auth/guard.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { LicenseRequestService } from './service.js';

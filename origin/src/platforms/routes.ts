@@ -4,7 +4,7 @@ import {
   listApiKeysRoute,
   listPlatformsRoute,
   revokeApiKeyRoute,
-} from '@vip/shared-schema/routes/origin-identity';
+} from '@vip/shared-schema/routes/origin/platforms';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { PlatformService } from './service.js';
 

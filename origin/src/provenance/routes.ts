@@ -3,7 +3,7 @@ import {
   registerSigningCertificateRoute,
   revokeSigningCertificateRoute,
   verifyProvenanceRoute,
-} from '@vip/shared-schema/routes/origin-provenance';
+} from '@vip/shared-schema/routes/origin/provenance';
 import type { FastifyRequest } from 'fastify';
 import { callerOf } from '../auth/guard.js';
 import { readMultipartForm } from '../http/multipart-form.js';

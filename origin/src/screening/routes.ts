@@ -1,5 +1,5 @@
 import { limits } from '@vip/shared-schema';
-import { screenSampleRoute } from '@vip/shared-schema/routes/origin-voices';
+import { screenSampleRoute } from '@vip/shared-schema/routes/origin/screening';
 import { callerOf } from '../auth/guard.js';
 import { readMultipartForm } from '../http/multipart-form.js';
 import { addRoute, type RouteKit } from '../http/routes.js';

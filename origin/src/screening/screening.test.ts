@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type AuditRecord, limits, screeningResultSchema } from '@vip/shared-schema';
+import { type AuditRecord, limits, pathOf, screeningResultSchema } from '@vip/shared-schema';
+import { screenSampleRoute } from '@vip/shared-schema/routes/origin/screening';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -40,7 +41,7 @@ afterAll(async () => {
 });
 
 const screen = (headers: Record<string, string>, files: Record<string, Uint8Array | Uint8Array[]>, fields: Record<string, string>) =>
-  origin.app.inject({ method: 'POST', url: '/api/v1/protect/screen', headers, payload: audioForm(files, fields) });
+  origin.app.inject({ method: 'POST', url: pathOf(screenSampleRoute), headers, payload: audioForm(files, fields) });
 
 const asKey = (apiKey: string) => ({ 'x-api-key': apiKey });
 
@@ -224,7 +225,7 @@ describe('POST /api/v1/protect/screen: errors and authorization', () => {
       first.fields,
     );
     const refused = expectProblem(
-      await origin.app.inject({ method: 'POST', url: '/api/v1/protect/screen', headers: first.headers, payload: tooMany }),
+      await origin.app.inject({ method: 'POST', url: pathOf(screenSampleRoute), headers: first.headers, payload: tooMany }),
       422,
       'validation_failed',
     );
@@ -233,7 +234,7 @@ describe('POST /api/v1/protect/screen: errors and authorization', () => {
     const unknown = await screen(next.headers, { audio: recording! }, { ...next.fields, voice_id: randomUUID() });
     expect(expectProblem(unknown, 422, 'validation_failed').errors?.[0]?.field).toBe('body.voice_id');
     expectProblem(
-      await origin.app.inject({ method: 'POST', url: '/api/v1/protect/screen', headers: next.headers, payload: next.fields }),
+      await origin.app.inject({ method: 'POST', url: pathOf(screenSampleRoute), headers: next.headers, payload: next.fields }),
       415,
       'unsupported_media_type',
     );

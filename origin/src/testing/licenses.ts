@@ -1,4 +1,6 @@
-import { auditRecordSchema, createdLicenseSchema, type VoiceIndexRecord } from '@vip/shared-schema';
+import { auditRecordSchema, createdLicenseSchema, pathOf, type VoiceIndexRecord } from '@vip/shared-schema';
+import { createPlatformRoute } from '@vip/shared-schema/routes/origin/platforms';
+import { createLicenseRoute } from '@vip/shared-schema/routes/origin/registry/licenses';
 import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { auditPending, domainEvents, edgeOutbox } from '../db/schema.js';
@@ -23,7 +25,7 @@ beforeAll(async () => {
   for (const name of [platformName, otherPlatformName]) {
     const created = await origin.app.inject({
       method: 'POST',
-      url: '/api/v1/platforms',
+      url: pathOf(createPlatformRoute),
       headers: bearer(admin.accessToken),
       payload: { name },
     });
@@ -41,7 +43,7 @@ export const call = (method: 'GET' | 'POST', url: string, payload?: unknown, tok
 export const newVoice = () => insertTestVoice(origin.database.db, owner.userId, { consentStatus: 'active' });
 
 export async function createLicense(voiceId: string, fields: Record<string, unknown> = {}) {
-  const response = await call('POST', `/api/v1/voices/${voiceId}/licenses`, {
+  const response = await call('POST', pathOf(createLicenseRoute, { voice_id: voiceId }), {
     platform_name: platformName,
     scopes: ['audiobook', 'podcast'],
     expires_at: inDays(30),

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { createdApiKeySchema, platformSchema } from '@vip/shared-schema';
+import { createdApiKeySchema, pathOf, platformSchema } from '@vip/shared-schema';
+import { createApiKeyRoute, createPlatformRoute } from '@vip/shared-schema/routes/origin/platforms';
 import type { CheckpointSigner } from '../audit/checkpoints.js';
 import { type AccessTokens, createAccessTokens, generateSigningJwk, type SigningJwk } from '../auth/access-tokens.js';
 import { type PasswordHasher, scryptHasher } from '../auth/passwords.js';
@@ -112,11 +113,11 @@ export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 /** A registered platform named `name` and a fresh API key for it, made through the API by an admin. */
 export async function platformWithApiKey(origin: TestOrigin, adminToken: string, name: string) {
   const platform = platformSchema.parse(
-    (await origin.app.inject({ method: 'POST', url: '/api/v1/platforms', headers: bearer(adminToken), payload: { name } })).json(),
+    (await origin.app.inject({ method: 'POST', url: pathOf(createPlatformRoute), headers: bearer(adminToken), payload: { name } })).json(),
   );
   const created = await origin.app.inject({
     method: 'POST',
-    url: `/api/v1/platforms/${platform.platform_id}/api-keys`,
+    url: pathOf(createApiKeyRoute, { platform_id: platform.platform_id }),
     headers: bearer(adminToken),
     payload: {},
   });

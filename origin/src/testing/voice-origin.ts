@@ -1,4 +1,5 @@
-import { consentSchema } from '@vip/shared-schema';
+import { consentSchema, pathOf } from '@vip/shared-schema';
+import { grantBiometricConsentRoute } from '@vip/shared-schema/routes/origin/biometric-consent';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { voices } from '../db/schema.js';
@@ -50,7 +51,7 @@ export function voiceOriginPerTestFile(
   async function grantConsent(owner: Owner): Promise<string> {
     const response = await inject({
       method: 'POST',
-      url: '/api/v1/consents',
+      url: pathOf(grantBiometricConsentRoute),
       headers: bearer(owner.accessToken),
       payload: { type: 'biometric', statement_version: '2026-01', accepted: true },
     });

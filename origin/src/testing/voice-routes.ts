@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { pathOf } from '@vip/shared-schema';
+import { enrollVoiceRoute } from '@vip/shared-schema/routes/origin/voices';
 import { asc, eq } from 'drizzle-orm';
 import { domainEvents, voiceEmbeddings, voices } from '../db/schema.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
@@ -31,7 +33,7 @@ export const { inject, grantConsent } = voiceOriginPerTestFile(
 type Owner = Awaited<ReturnType<typeof loggedIn>>;
 
 export const enroll = (owner: Owner, files: Record<string, Uint8Array | Uint8Array[]>, fields: Record<string, string>) =>
-  inject({ method: 'POST', url: '/api/v1/voices/enroll', headers: bearer(owner.accessToken), payload: audioForm(files, fields) });
+  inject({ method: 'POST', url: pathOf(enrollVoiceRoute), headers: bearer(owner.accessToken), payload: audioForm(files, fields) });
 
 export const eventsOf = (ownerId: string) =>
   origin.database.db.select().from(domainEvents).where(eq(domainEvents.ownerId, ownerId)).orderBy(asc(domainEvents.id));

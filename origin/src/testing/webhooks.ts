@@ -1,7 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { WebhookEvent } from '@vip/shared-schema';
-import { registeredWebhookSchema } from '@vip/shared-schema/routes/origin-webhooks';
+import { pathOf } from '@vip/shared-schema';
+import { listWebhookDeliveriesRoute, registeredWebhookSchema, registerWebhookRoute } from '@vip/shared-schema/routes/origin/webhooks';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { webhookDeliveries } from '../db/schema.js';
@@ -104,7 +105,7 @@ export const workerFor = (overrides: Partial<ConstructorParameters<typeof Webhoo
   });
 
 export async function register(token: string, body: { url: string; events: WebhookEvent[]; secret?: string }) {
-  return origin.app.inject({ method: 'POST', url: '/api/v1/webhooks/register', headers: bearer(token), payload: body });
+  return origin.app.inject({ method: 'POST', url: pathOf(registerWebhookRoute), headers: bearer(token), payload: body });
 }
 
 export async function registered(token: string, events: WebhookEvent[] = ['voice.deleted'], url = receiver.url()) {
@@ -127,4 +128,8 @@ export const deliveriesTo = (webhookId: string) =>
 
 /** An endpoint's delivery history, as its owner (or anyone holding `token`) asks for it. */
 export const history = (token: string, webhookId: string, query = '') =>
-  origin.app.inject({ method: 'GET', url: `/api/v1/webhooks/${webhookId}/deliveries${query}`, headers: bearer(token) });
+  origin.app.inject({
+    method: 'GET',
+    url: `${pathOf(listWebhookDeliveriesRoute, { webhook_id: webhookId })}${query}`,
+    headers: bearer(token),
+  });

@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { enrolledVoiceSchema, voiceListSchema } from '@vip/shared-schema';
+import { enrolledVoiceSchema, pathOf, voiceListSchema } from '@vip/shared-schema';
+import { createPlatformRoute } from '@vip/shared-schema/routes/origin/platforms';
+import { createLicenseRoute } from '@vip/shared-schema/routes/origin/registry/licenses';
+import { setSynthesisConsentRoute } from '@vip/shared-schema/routes/origin/registry/synthesis-consent';
+import { decideVoiceReviewRoute, enrollVoiceRoute, listVoicesRoute, reenrollVoiceRoute } from '@vip/shared-schema/routes/origin/voices';
 import { asc, desc, eq, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { domainEvents, edgeOutbox, voiceEmbeddings, voices } from '../db/schema.js';
@@ -21,7 +25,7 @@ type Owner = Awaited<ReturnType<typeof loggedIn>>;
 beforeAll(async () => {
   const platform = await inject({
     method: 'POST',
-    url: '/api/v1/platforms',
+    url: pathOf(createPlatformRoute),
     headers: bearer(admin.accessToken),
     payload: { name: 'Upgrade Platform' },
   });
@@ -39,7 +43,7 @@ async function licensedVoiceOfRetiredModel() {
   const owner = await loggedIn(origin);
   const enrolled = await inject({
     method: 'POST',
-    url: '/api/v1/voices/enroll',
+    url: pathOf(enrollVoiceRoute),
     headers: bearer(owner.accessToken),
     payload: audioForm({ audio: recordings() }, { name: 'Narrator', consent_id: await grantConsent(owner) }),
   });
@@ -47,14 +51,14 @@ async function licensedVoiceOfRetiredModel() {
   const voiceId = enrolledVoiceSchema.parse(enrolled.json()).voice_id;
   const granted = await inject({
     method: 'PUT',
-    url: `/api/v1/voices/${voiceId}/consent`,
+    url: pathOf(setSynthesisConsentRoute, { voice_id: voiceId }),
     headers: bearer(owner.accessToken),
     payload: { status: 'active' },
   });
   expect(granted.statusCode, granted.body).toBe(200);
   const licensed = await inject({
     method: 'POST',
-    url: `/api/v1/voices/${voiceId}/licenses`,
+    url: pathOf(createLicenseRoute, { voice_id: voiceId }),
     headers: bearer(owner.accessToken),
     payload: { platform_name: 'Upgrade Platform', scopes: ['audiobook'], expires_at: new Date(Date.now() + 86_400_000).toISOString() },
   });
@@ -67,13 +71,13 @@ async function licensedVoiceOfRetiredModel() {
 const reenroll = (owner: Owner, voiceId: string, audio: Uint8Array[] = recordings()) =>
   inject({
     method: 'POST',
-    url: `/api/v1/voices/${voiceId}/re-enroll`,
+    url: pathOf(reenrollVoiceRoute, { voice_id: voiceId }),
     headers: bearer(owner.accessToken),
     payload: audioForm({ audio }, {}),
   });
 
 const listed = async (owner: Owner) =>
-  voiceListSchema.parse((await inject({ method: 'GET', url: '/api/v1/voices', headers: bearer(owner.accessToken) })).json()).voices;
+  voiceListSchema.parse((await inject({ method: 'GET', url: pathOf(listVoicesRoute), headers: bearer(owner.accessToken) })).json()).voices;
 
 /** The record the edge holds for the voice: the newest one published. */
 async function published(voiceId: string) {
@@ -138,7 +142,7 @@ describe('POST /api/v1/voices/{voice_id}/re-enroll', () => {
 
     const cleared = await inject({
       method: 'POST',
-      url: `/api/v1/admin/voice-reviews/${voiceId}`,
+      url: pathOf(decideVoiceReviewRoute, { voice_id: voiceId }),
       headers: bearer(admin.accessToken),
       payload: { decision: 'clear' },
     });
@@ -172,13 +176,17 @@ describe('POST /api/v1/voices/{voice_id}/re-enroll', () => {
     expectProblem(await reenroll(owner, voiceId, [silentWav(3)]), 422, 'no_speech');
     const withName = await inject({
       method: 'POST',
-      url: `/api/v1/voices/${voiceId}/re-enroll`,
+      url: pathOf(reenrollVoiceRoute, { voice_id: voiceId }),
       headers: bearer(owner.accessToken),
       payload: audioForm({ audio: recordings() }, { name: 'Renamed' }),
     });
     expectProblem(withName, 422, 'validation_failed');
     expectProblem(
-      await inject({ method: 'POST', url: `/api/v1/voices/${voiceId}/re-enroll`, payload: audioForm({ audio: recordings() }, {}) }),
+      await inject({
+        method: 'POST',
+        url: pathOf(reenrollVoiceRoute, { voice_id: voiceId }),
+        payload: audioForm({ audio: recordings() }, {}),
+      }),
       401,
       'authentication_required',
     );

@@ -2,10 +2,15 @@ import { randomUUID } from 'node:crypto';
 import {
   auditRecordSchema,
   enrolledVoiceSchema,
+  pathOf,
   voiceListSchema,
   voiceReviewListSchema,
   voiceReviewOutcomeSchema,
 } from '@vip/shared-schema';
+import { createPlatformRoute } from '@vip/shared-schema/routes/origin/platforms';
+import { createLicenseRoute } from '@vip/shared-schema/routes/origin/registry/licenses';
+import { setSynthesisConsentRoute } from '@vip/shared-schema/routes/origin/registry/synthesis-consent';
+import { decideVoiceReviewRoute, enrollVoiceRoute, listVoiceReviewsRoute, listVoicesRoute } from '@vip/shared-schema/routes/origin/voices';
 import { asc, eq, inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { auditPending, biometricConsents, domainEvents, edgeOutbox, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
@@ -27,7 +32,7 @@ async function enroll(owner: Owner) {
   const consentId = await grantConsent(owner);
   return inject({
     method: 'POST',
-    url: '/api/v1/voices/enroll',
+    url: pathOf(enrollVoiceRoute),
     headers: bearer(owner.accessToken),
     payload: audioForm({ audio: recordings() }, { name: 'New voice', consent_id: consentId }),
   });
@@ -46,7 +51,12 @@ async function heldVoice(options: { enrolling?: Owner; cosine?: number } = {}) {
 }
 
 const decide = (voiceId: string, payload: unknown, token = admin.accessToken) =>
-  inject({ method: 'POST', url: `/api/v1/admin/voice-reviews/${voiceId}`, headers: bearer(token), payload: payload as object });
+  inject({
+    method: 'POST',
+    url: pathOf(decideVoiceReviewRoute, { voice_id: voiceId }),
+    headers: bearer(token),
+    payload: payload as object,
+  });
 
 const eventsOf = async (ownerId: string) =>
   (await origin.database.db.select().from(domainEvents).where(eq(domainEvents.ownerId, ownerId)).orderBy(asc(domainEvents.id))).map(
@@ -59,18 +69,23 @@ const reviewRecordsOn = async (voiceIds: string[]) =>
     .filter((record) => record.kind === 'voice.review' && voiceIds.includes(record.voice_id!));
 
 const setConsent = (owner: Owner, voiceId: string, status: string) =>
-  inject({ method: 'PUT', url: `/api/v1/voices/${voiceId}/consent`, headers: bearer(owner.accessToken), payload: { status } });
+  inject({
+    method: 'PUT',
+    url: pathOf(setSynthesisConsentRoute, { voice_id: voiceId }),
+    headers: bearer(owner.accessToken),
+    payload: { status },
+  });
 
 async function createLicence(owner: Owner, voiceId: string) {
   await origin.app.inject({
     method: 'POST',
-    url: '/api/v1/platforms',
+    url: pathOf(createPlatformRoute),
     headers: bearer(admin.accessToken),
     payload: { name: 'Review Platform' },
   });
   return inject({
     method: 'POST',
-    url: `/api/v1/voices/${voiceId}/licenses`,
+    url: pathOf(createLicenseRoute, { voice_id: voiceId }),
     headers: bearer(owner.accessToken),
     payload: { platform_name: 'Review Platform', scopes: ['audiobook'], expires_at: new Date(Date.now() + 86_400_000).toISOString() },
   });
@@ -100,7 +115,7 @@ describe('enrollment against the identity-conflict points', () => {
     const { heldId, matchedId, protectedOwner, enrolling } = await heldVoice();
 
     const listed = voiceListSchema.parse(
-      (await inject({ method: 'GET', url: '/api/v1/voices', headers: bearer(enrolling.accessToken) })).json(),
+      (await inject({ method: 'GET', url: pathOf(listVoicesRoute), headers: bearer(enrolling.accessToken) })).json(),
     );
     expect(listed.voices).toEqual([expect.objectContaining({ voice_id: heldId, status: 'pending_review', consent_status: 'unknown' })]);
 
@@ -160,7 +175,7 @@ describe('GET /api/v1/admin/voice-reviews', () => {
     // outright, since held voices are searched like any other.
     const second = await heldVoice({ enrolling: first.enrolling, cosine: 0.75 });
 
-    const page = await inject({ method: 'GET', url: '/api/v1/admin/voice-reviews?limit=1', headers: bearer(admin.accessToken) });
+    const page = await inject({ method: 'GET', url: `${pathOf(listVoiceReviewsRoute)}?limit=1`, headers: bearer(admin.accessToken) });
     expect(page.statusCode, page.body).toBe(200);
     const one = voiceReviewListSchema.parse(page.json());
     expect(one.reviews).toEqual([
@@ -175,7 +190,7 @@ describe('GET /api/v1/admin/voice-reviews', () => {
     expect(one.reviews[0]!.similarity).toBeCloseTo(0.7, 4);
     const next = await inject({
       method: 'GET',
-      url: `/api/v1/admin/voice-reviews?limit=1&cursor=${one.next_cursor}`,
+      url: `${pathOf(listVoiceReviewsRoute)}?limit=1&cursor=${one.next_cursor}`,
       headers: bearer(admin.accessToken),
     });
     const two = voiceReviewListSchema.parse(next.json());
@@ -185,7 +200,7 @@ describe('GET /api/v1/admin/voice-reviews', () => {
     // The matched voice erased meanwhile: the review stays, with no other party.
     await origin.database.db.delete(voices).where(eq(voices.id, second.matchedId));
     const after = voiceReviewListSchema.parse(
-      (await inject({ method: 'GET', url: '/api/v1/admin/voice-reviews', headers: bearer(admin.accessToken) })).json(),
+      (await inject({ method: 'GET', url: pathOf(listVoiceReviewsRoute), headers: bearer(admin.accessToken) })).json(),
     );
     expect(after.reviews[1]).toMatchObject({ voice_id: second.heldId, matched_voice_id: null, matched_owner_id: null });
   });
@@ -193,14 +208,14 @@ describe('GET /api/v1/admin/voice-reviews', () => {
   it('answers 403 to an owner, 401 without a credential, 422 to a bad query', async () => {
     const owner = await loggedIn(origin);
     expectProblem(
-      await inject({ method: 'GET', url: '/api/v1/admin/voice-reviews', headers: bearer(owner.accessToken) }),
+      await inject({ method: 'GET', url: pathOf(listVoiceReviewsRoute), headers: bearer(owner.accessToken) }),
       403,
       'forbidden',
     );
-    expectProblem(await inject({ method: 'GET', url: '/api/v1/admin/voice-reviews' }), 401, 'authentication_required');
+    expectProblem(await inject({ method: 'GET', url: pathOf(listVoiceReviewsRoute) }), 401, 'authentication_required');
     for (const query of ['limit=0', 'limit=101', 'cursor=bm90LWEtY3Vyc29y', 'extra=1']) {
       expectProblem(
-        await inject({ method: 'GET', url: `/api/v1/admin/voice-reviews?${query}`, headers: bearer(admin.accessToken) }),
+        await inject({ method: 'GET', url: `${pathOf(listVoiceReviewsRoute)}?${query}`, headers: bearer(admin.accessToken) }),
         422,
         'validation_failed',
       );
@@ -290,7 +305,7 @@ describe('POST /api/v1/admin/voice-reviews/{voice_id}', () => {
     }
     const malformed = await inject({
       method: 'POST',
-      url: `/api/v1/admin/voice-reviews/${heldId}`,
+      url: pathOf(decideVoiceReviewRoute, { voice_id: heldId }),
       headers: { ...bearer(admin.accessToken), 'content-type': 'application/json' },
       payload: '{"decision":',
     });
@@ -314,7 +329,7 @@ describe('POST /api/v1/admin/voice-reviews/{voice_id}', () => {
     expectProblem(await decide(heldId, { decision: 'clear' }, enrolling.accessToken), 403, 'forbidden');
     expectProblem(await decide(heldId, { decision: 'reject' }, protectedOwner.accessToken), 403, 'forbidden');
     expectProblem(
-      await inject({ method: 'POST', url: `/api/v1/admin/voice-reviews/${heldId}`, payload: { decision: 'clear' } }),
+      await inject({ method: 'POST', url: pathOf(decideVoiceReviewRoute, { voice_id: heldId }), payload: { decision: 'clear' } }),
       401,
       'authentication_required',
     );

@@ -7,7 +7,7 @@ import {
   listVoicesRoute,
   measureRecordingsRoute,
   reenrollVoiceRoute,
-} from '@vip/shared-schema/routes/origin-voices';
+} from '@vip/shared-schema/routes/origin/voices';
 import { principalOf } from '../auth/guard.js';
 import { readMultipartForm } from '../http/multipart-form.js';
 import { addRoute, type RouteKit } from '../http/routes.js';

@@ -1,5 +1,7 @@
 import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pathOf } from '@vip/shared-schema';
+import { enrollVoiceRoute } from '@vip/shared-schema/routes/origin/voices';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, loggedIn } from '../testing/origin.js';
 import { grantConsent, origin } from '../testing/voice-routes.js';
@@ -88,7 +90,7 @@ describe('an upload refused early keeps the connection usable', () => {
       for (const [parts, status, code] of refusals) {
         agent = new Agent({ keepAlive: true, maxSockets: 1 });
         const { body, type } = await multipart(parts);
-        const refused = await send('POST', '/api/v1/voices/enroll', { ...bearer(owner.accessToken), 'content-type': type }, body);
+        const refused = await send('POST', pathOf(enrollVoiceRoute), { ...bearer(owner.accessToken), 'content-type': type }, body);
         expect(refused.status).toBe(status);
         expect(JSON.parse(refused.body).code).toBe(code);
         expect(refused.connection).toBe('keep-alive');

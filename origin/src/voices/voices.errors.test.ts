@@ -1,3 +1,5 @@
+import { pathOf } from '@vip/shared-schema';
+import { enrollVoiceRoute, listVoicesRoute } from '@vip/shared-schema/routes/origin/voices';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { biometricConsents } from '../db/schema.js';
@@ -62,7 +64,7 @@ describe('POST /api/v1/voices/enroll', () => {
     form.append('audio', 'not a file');
     form.append('name', 'Text');
     form.append('consent_id', consent_id);
-    const text = await inject({ method: 'POST', url: '/api/v1/voices/enroll', headers: bearer(owner.accessToken), payload: form });
+    const text = await inject({ method: 'POST', url: pathOf(enrollVoiceRoute), headers: bearer(owner.accessToken), payload: form });
     expect(expectProblem(text, 422, 'validation_failed').errors).toEqual([
       { field: 'body.audio', message: 'must be a file upload, not text' },
     ]);
@@ -75,7 +77,7 @@ describe('POST /api/v1/voices/enroll', () => {
     expectProblem(await enroll(owner, { audio: huge }, { name: 'Huge', consent_id }), 413, 'payload_too_large');
     const json = await inject({
       method: 'POST',
-      url: '/api/v1/voices/enroll',
+      url: pathOf(enrollVoiceRoute),
       headers: bearer(owner.accessToken),
       payload: { name: 'Json', consent_id },
     });
@@ -86,7 +88,8 @@ describe('POST /api/v1/voices/enroll', () => {
 describe('GET /api/v1/voices', () => {
   it('refuses a limit over 100 and a cursor it did not issue', async () => {
     const owner = await loggedIn(origin);
-    const list = (query: string) => inject({ method: 'GET', url: `/api/v1/voices${query}`, headers: bearer(owner.accessToken) });
+    const list = (query: string) =>
+      inject({ method: 'GET', url: `${pathOf(listVoicesRoute)}${query}`, headers: bearer(owner.accessToken) });
     expectProblem(await list('?limit=101'), 422, 'validation_failed');
     expectProblem(await list('?limit=0'), 422, 'validation_failed');
     expectProblem(await list('?cursor=bm90LWEtY3Vyc29y'), 422, 'validation_failed');

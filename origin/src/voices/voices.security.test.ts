@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { auditRecordSchema, BIOMETRIC_CONSENT_STATEMENT, enrolledVoiceSchema } from '@vip/shared-schema';
+import { auditRecordSchema, BIOMETRIC_CONSENT_STATEMENT, enrolledVoiceSchema, pathOf } from '@vip/shared-schema';
+import { deleteVoiceRoute, enrollVoiceRoute } from '@vip/shared-schema/routes/origin/voices';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { auditPending, biometricConsents, INDEXED_EMBEDDING_MODELS, voices } from '../db/schema.js';
@@ -122,7 +123,7 @@ describe('POST /api/v1/voices/enroll', () => {
   it('needs a Bearer token', async () => {
     const response = await inject({
       method: 'POST',
-      url: '/api/v1/voices/enroll',
+      url: pathOf(enrollVoiceRoute),
       payload: audioForm({ audio: silentWav(1) }, { name: 'x' }),
     });
     expectProblem(response, 401, 'authentication_required');
@@ -134,13 +135,21 @@ describe('DELETE /api/v1/voices/{voice_id}', () => {
     const owner = await loggedIn(origin);
     const intruder = await loggedIn(origin);
     const voiceId = await storedVoice(owner);
-    const foreign = await inject({ method: 'DELETE', url: `/api/v1/voices/${voiceId}`, headers: bearer(intruder.accessToken) });
-    const missing = await inject({ method: 'DELETE', url: `/api/v1/voices/${randomUUID()}`, headers: bearer(intruder.accessToken) });
+    const foreign = await inject({
+      method: 'DELETE',
+      url: pathOf(deleteVoiceRoute, { voice_id: voiceId }),
+      headers: bearer(intruder.accessToken),
+    });
+    const missing = await inject({
+      method: 'DELETE',
+      url: pathOf(deleteVoiceRoute, { voice_id: randomUUID() }),
+      headers: bearer(intruder.accessToken),
+    });
     expectProblem(foreign, 404, 'not_found');
     expect(foreign.json().detail).toBe(missing.json().detail);
     expect(await origin.database.db.select().from(voices).where(eq(voices.id, voiceId))).toHaveLength(1);
     expectProblem(
-      await inject({ method: 'DELETE', url: '/api/v1/voices/not-a-uuid', headers: bearer(owner.accessToken) }),
+      await inject({ method: 'DELETE', url: pathOf(deleteVoiceRoute, { voice_id: 'not-a-uuid' }), headers: bearer(owner.accessToken) }),
       422,
       'validation_failed',
     );

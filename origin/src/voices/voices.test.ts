@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { auditRecordSchema, enrolledVoiceSchema, recordingMeasurementsSchema, voiceListSchema } from '@vip/shared-schema';
+import { auditRecordSchema, enrolledVoiceSchema, pathOf, recordingMeasurementsSchema, voiceListSchema } from '@vip/shared-schema';
+import { deleteVoiceRoute, listVoicesRoute, measureRecordingsRoute } from '@vip/shared-schema/routes/origin/voices';
 import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import {
@@ -59,7 +60,7 @@ describe('POST /api/v1/voices/enroll', () => {
     });
 
     const listed = voiceListSchema.parse(
-      (await inject({ method: 'GET', url: '/api/v1/voices', headers: bearer(owner.accessToken) })).json(),
+      (await inject({ method: 'GET', url: pathOf(listVoicesRoute), headers: bearer(owner.accessToken) })).json(),
     );
     expect(listed.voices).toEqual([
       expect.objectContaining({ voice_id: voice.voice_id, consent_status: 'unknown', model: engine.model.name, status: 'ready' }),
@@ -100,7 +101,8 @@ describe('GET /api/v1/voices', () => {
     for (let i = 0; i < 3; i++) ids.push(await storedVoice(owner, `Voice ${i}`, new Date(base + i * 1000)));
     await storedVoice(other, 'Not yours');
 
-    const list = (query: string) => inject({ method: 'GET', url: `/api/v1/voices${query}`, headers: bearer(owner.accessToken) });
+    const list = (query: string) =>
+      inject({ method: 'GET', url: `${pathOf(listVoicesRoute)}${query}`, headers: bearer(owner.accessToken) });
     const first = voiceListSchema.parse((await list('?limit=2')).json());
     expect(first.voices.map((voice) => voice.voice_id)).toEqual([ids[2], ids[1]]);
     expect(first.voices[0]).toEqual({
@@ -134,7 +136,11 @@ describe('DELETE /api/v1/voices/{voice_id}', () => {
       tokenHash: randomUUID(),
     });
 
-    const deleted = await inject({ method: 'DELETE', url: `/api/v1/voices/${voiceId}`, headers: bearer(owner.accessToken) });
+    const deleted = await inject({
+      method: 'DELETE',
+      url: pathOf(deleteVoiceRoute, { voice_id: voiceId }),
+      headers: bearer(owner.accessToken),
+    });
     expect(deleted.statusCode, deleted.body).toBe(200);
     expect(deleted.json()).toEqual({
       voice_id: voiceId,
@@ -159,7 +165,11 @@ describe('DELETE /api/v1/voices/{voice_id}', () => {
       expect.objectContaining({ kind: 'voice.deleted', voice_id: voiceId, caller_id: owner.userId, action: 'deleted' }),
     );
 
-    const again = await inject({ method: 'DELETE', url: `/api/v1/voices/${voiceId}`, headers: bearer(owner.accessToken) });
+    const again = await inject({
+      method: 'DELETE',
+      url: pathOf(deleteVoiceRoute, { voice_id: voiceId }),
+      headers: bearer(owner.accessToken),
+    });
     expectProblem(again, 404, 'not_found');
   });
 });
@@ -168,7 +178,7 @@ describe('POST /api/v1/voices/measure', () => {
   const measure = (accessToken: string | null, files: Record<string, Uint8Array | Uint8Array[]>) =>
     inject({
       method: 'POST',
-      url: '/api/v1/voices/measure',
+      url: pathOf(measureRecordingsRoute),
       headers: accessToken ? bearer(accessToken) : {},
       payload: audioForm(files),
     });

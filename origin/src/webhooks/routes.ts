@@ -6,7 +6,7 @@ import {
   registerWebhookRoute,
   rotateWebhookSecretRoute,
   testWebhookRoute,
-} from '@vip/shared-schema/routes/origin-webhooks';
+} from '@vip/shared-schema/routes/origin/webhooks';
 import { callerOf } from '../auth/guard.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { WebhookService } from './service.js';

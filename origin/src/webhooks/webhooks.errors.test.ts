@@ -1,5 +1,5 @@
-import { WEBHOOK_HEADERS, webhookDeliverySchema } from '@vip/shared-schema';
-import { webhookDeliveryListSchema } from '@vip/shared-schema/routes/origin-webhooks';
+import { pathOf, WEBHOOK_HEADERS, webhookDeliverySchema } from '@vip/shared-schema';
+import { enableWebhookRoute, testWebhookRoute, webhookDeliveryListSchema } from '@vip/shared-schema/routes/origin/webhooks';
 import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
@@ -128,7 +128,7 @@ describe('delivery', () => {
     receiver.script = [{ status: 410 }];
     const worker = workerFor();
     await deliverOnce(worker);
-    const url = `/api/v1/webhooks/${hook.webhook_id}/enable`;
+    const url = pathOf(enableWebhookRoute, { webhook_id: hook.webhook_id });
     expect((await origin.app.inject({ method: 'POST', url, headers: bearer(stranger.accessToken) })).statusCode).toBe(404);
     await emit('voice.deleted', owner.userId); // while disabled: never sent
     await deliverOnce(worker);
@@ -187,7 +187,11 @@ describe('GET /webhooks/{id}/deliveries', () => {
     const owner = await loggedIn(origin);
     const hook = await registered(owner.accessToken);
     receiver.script = [{ status: 500 }];
-    await origin.app.inject({ method: 'POST', url: `/api/v1/webhooks/${hook.webhook_id}/test`, headers: bearer(owner.accessToken) });
+    await origin.app.inject({
+      method: 'POST',
+      url: pathOf(testWebhookRoute, { webhook_id: hook.webhook_id }),
+      headers: bearer(owner.accessToken),
+    });
     const [test] = webhookDeliveryListSchema.parse((await history(owner.accessToken, hook.webhook_id)).json()).deliveries;
     expect(test).toMatchObject({ event: 'webhook.test', status: 'failed', attempts: 1, last_status_code: 500, last_error: 'HTTP 500' });
   });

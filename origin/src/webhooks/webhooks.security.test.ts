@@ -1,11 +1,18 @@
-import { LICENSE_TOKEN_PREFIX, PLATFORM_WEBHOOK_EVENTS, sha256Hex, type WebhookEvent } from '@vip/shared-schema';
+import { LICENSE_TOKEN_PREFIX, PLATFORM_WEBHOOK_EVENTS, pathOf, sha256Hex, type WebhookEvent } from '@vip/shared-schema';
+import { approveLicenseRequestRoute, requestLicenseRoute } from '@vip/shared-schema/routes/origin/license-requests';
 import {
+  deleteWebhookRoute,
+  listWebhookDeliveriesRoute,
+  listWebhooksRoute,
   registeredWebhookSchema,
+  registerWebhookRoute,
   rotatedWebhookSecretSchema,
+  rotateWebhookSecretRoute,
+  testWebhookRoute,
   webhookDeliveryListSchema,
   webhookListSchema,
   webhookTestResultSchema,
-} from '@vip/shared-schema/routes/origin-webhooks';
+} from '@vip/shared-schema/routes/origin/webhooks';
 import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
@@ -37,7 +44,7 @@ describe('POST /webhooks/register', () => {
   it('needs a Bearer token', async () => {
     const response = await origin.app.inject({
       method: 'POST',
-      url: '/api/v1/webhooks/register',
+      url: pathOf(registerWebhookRoute),
       payload: { url: receiver.url(), events: ['voice.deleted'] },
     });
     expect(response.statusCode).toBe(401);
@@ -71,7 +78,7 @@ describe('POST /webhooks/register', () => {
       const owner = await loggedIn(strict);
       const response = await strict.app.inject({
         method: 'POST',
-        url: '/api/v1/webhooks/register',
+        url: pathOf(registerWebhookRoute),
         headers: bearer(owner.accessToken),
         payload: { url, events: ['voice.deleted'] },
       });
@@ -150,7 +157,7 @@ describe('GET /webhooks/{id}/deliveries', () => {
       expect(response.statusCode).toBe(422);
       expect(response.json().errors).toEqual([expect.objectContaining({ field: 'query.limit' })]);
     }
-    const anonymous = await origin.app.inject({ method: 'GET', url: `/api/v1/webhooks/${hook.webhook_id}/deliveries` });
+    const anonymous = await origin.app.inject({ method: 'GET', url: pathOf(listWebhookDeliveriesRoute, { webhook_id: hook.webhook_id }) });
     expect(anonymous.statusCode).toBe(401);
   });
 });
@@ -180,7 +187,7 @@ describe('secrets at rest', () => {
 
     const response = await origin.app.inject({
       method: 'POST',
-      url: `/api/v1/webhooks/${generated.webhook_id}/rotate-secret`,
+      url: pathOf(rotateWebhookSecretRoute, { webhook_id: generated.webhook_id }),
       headers: bearer(owner.accessToken),
     });
     const rotated = rotatedWebhookSecretSchema.parse(response.json());
@@ -203,7 +210,7 @@ describe('secrets at rest', () => {
       const owner = await loggedIn(own);
       const response = await own.app.inject({
         method: 'POST',
-        url: '/api/v1/webhooks/register',
+        url: pathOf(registerWebhookRoute),
         headers: bearer(owner.accessToken),
         payload: { url: receiver.url(), events: ['voice.deleted'] },
       });
@@ -255,7 +262,7 @@ describe('secrets at rest', () => {
 
     const tested = await origin.app.inject({
       method: 'POST',
-      url: `/api/v1/webhooks/${target.webhook_id}/test`,
+      url: pathOf(testWebhookRoute, { webhook_id: target.webhook_id }),
       headers: bearer(owner.accessToken),
     });
     expect(webhookTestResultSchema.parse(tested.json())).toMatchObject({
@@ -312,7 +319,7 @@ describe('webhooks of a platform (X-API-Key)', () => {
   const registerAsPlatform = (apiKey: string, events: WebhookEvent[]) =>
     origin.app.inject({
       method: 'POST',
-      url: '/api/v1/webhooks/register',
+      url: pathOf(registerWebhookRoute),
       headers: asKey(apiKey),
       payload: { url: receiver.url(), events },
     });
@@ -330,22 +337,26 @@ describe('webhooks of a platform (X-API-Key)', () => {
     expect(refused.statusCode).toBe(422);
     expect(refused.json().errors).toEqual([{ field: 'body.events', message: expect.stringContaining('license.granted') }]);
 
-    const listed = await origin.app.inject({ method: 'GET', url: '/api/v1/webhooks', headers: asKey(platform.apiKey) });
+    const listed = await origin.app.inject({ method: 'GET', url: pathOf(listWebhooksRoute), headers: asKey(platform.apiKey) });
     expect(webhookListSchema.parse(listed.json()).webhooks.map((each) => each.webhook_id)).toEqual([hook.webhook_id]);
     const other = await platformKey(origin, 'Hooked');
     const admin = await loggedIn(origin, 'admin');
     const owner = await loggedIn(origin);
     for (const headers of [asKey(other.apiKey), bearer(admin.accessToken), bearer(owner.accessToken)]) {
-      const removed = await origin.app.inject({ method: 'DELETE', url: `/api/v1/webhooks/${hook.webhook_id}`, headers });
+      const removed = await origin.app.inject({
+        method: 'DELETE',
+        url: pathOf(deleteWebhookRoute, { webhook_id: hook.webhook_id }),
+        headers,
+      });
       expect(removed.statusCode).toBe(404);
-      const list = await origin.app.inject({ method: 'GET', url: '/api/v1/webhooks', headers });
+      const list = await origin.app.inject({ method: 'GET', url: pathOf(listWebhooksRoute), headers });
       expect(list.body).not.toContain(hook.webhook_id);
     }
-    const wrongKey = await origin.app.inject({ method: 'GET', url: '/api/v1/webhooks', headers: asKey('vip_wrong') });
+    const wrongKey = await origin.app.inject({ method: 'GET', url: pathOf(listWebhooksRoute), headers: asKey('vip_wrong') });
     expect(wrongKey.statusCode).toBe(401);
     const removed = await origin.app.inject({
       method: 'DELETE',
-      url: `/api/v1/webhooks/${hook.webhook_id}`,
+      url: pathOf(deleteWebhookRoute, { webhook_id: hook.webhook_id }),
       headers: asKey(platform.apiKey),
     });
     expect(removed.statusCode).toBe(200);
@@ -360,7 +371,7 @@ describe('webhooks of a platform (X-API-Key)', () => {
     const voiceId = await insertTestVoice(origin.database.db, owner.userId, { consentStatus: 'active' });
     const asked = await origin.app.inject({
       method: 'POST',
-      url: `/api/v1/voices/${voiceId}/license-requests`,
+      url: pathOf(requestLicenseRoute, { voice_id: voiceId }),
       headers: asKey(platform.apiKey),
       payload: { platform_name: platform.name, scopes: ['podcast'], expires_at: new Date(Date.now() + 86_400_000).toISOString() },
     });
@@ -368,7 +379,7 @@ describe('webhooks of a platform (X-API-Key)', () => {
     const requestId = asked.json().request_id as string;
     const approved = await origin.app.inject({
       method: 'POST',
-      url: `/api/v1/voices/${voiceId}/license-requests/${requestId}/approve`,
+      url: pathOf(approveLicenseRequestRoute, { voice_id: voiceId, request_id: requestId }),
       headers: bearer(owner.accessToken),
       payload: {},
     });
@@ -402,7 +413,7 @@ describe('webhooks of a platform (X-API-Key)', () => {
     // The platform's delivery history says the token went out, without the token.
     const history = await origin.app.inject({
       method: 'GET',
-      url: `/api/v1/webhooks/${hook.webhook_id}/deliveries`,
+      url: pathOf(listWebhookDeliveriesRoute, { webhook_id: hook.webhook_id }),
       headers: asKey(platform.apiKey),
     });
     expect(webhookDeliveryListSchema.parse(history.json()).deliveries).toEqual([

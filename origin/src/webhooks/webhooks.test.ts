@@ -1,10 +1,15 @@
+import { pathOf } from '@vip/shared-schema';
 import {
+  deleteWebhookRoute,
+  listWebhooksRoute,
   registeredWebhookSchema,
   rotatedWebhookSecretSchema,
+  rotateWebhookSecretRoute,
+  testWebhookRoute,
   webhookDeliveryListSchema,
   webhookListSchema,
   webhookTestResultSchema,
-} from '@vip/shared-schema/routes/origin-webhooks';
+} from '@vip/shared-schema/routes/origin/webhooks';
 import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
@@ -19,7 +24,7 @@ describe('POST /webhooks/register', () => {
     expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     expect(hook.events).toEqual(['enrollment.complete', 'voice.deleted']);
 
-    const listed = await origin.app.inject({ method: 'GET', url: '/api/v1/webhooks', headers: bearer(owner.accessToken) });
+    const listed = await origin.app.inject({ method: 'GET', url: pathOf(listWebhooksRoute), headers: bearer(owner.accessToken) });
     const { webhooks } = webhookListSchema.parse(listed.json());
     expect(webhooks.map((webhook) => webhook.webhook_id)).toEqual([hook.webhook_id]);
     expect(listed.body).not.toContain(hook.secret);
@@ -45,7 +50,7 @@ describe('managing endpoints', () => {
     const owner = await loggedIn(origin);
     const stranger = await loggedIn(origin);
     const hook = await registered(owner.accessToken);
-    const url = `/api/v1/webhooks/${hook.webhook_id}`;
+    const url = pathOf(deleteWebhookRoute, { webhook_id: hook.webhook_id });
     expect((await origin.app.inject({ method: 'DELETE', url, headers: bearer(stranger.accessToken) })).statusCode).toBe(404);
     const deleted = await origin.app.inject({ method: 'DELETE', url, headers: bearer(owner.accessToken) });
     expect(deleted.json()).toEqual({ webhook_id: hook.webhook_id, deleted: true });
@@ -57,7 +62,7 @@ describe('managing endpoints', () => {
     const hook = await registered(owner.accessToken);
     const response = await origin.app.inject({
       method: 'POST',
-      url: `/api/v1/webhooks/${hook.webhook_id}/test`,
+      url: pathOf(testWebhookRoute, { webhook_id: hook.webhook_id }),
       headers: bearer(owner.accessToken),
     });
     const result = webhookTestResultSchema.parse(response.json());
@@ -74,7 +79,7 @@ describe('managing endpoints', () => {
     const hook = await registered(owner.accessToken);
     const response = await origin.app.inject({
       method: 'POST',
-      url: `/api/v1/webhooks/${hook.webhook_id}/rotate-secret`,
+      url: pathOf(rotateWebhookSecretRoute, { webhook_id: hook.webhook_id }),
       headers: bearer(owner.accessToken),
     });
     const rotated = rotatedWebhookSecretSchema.parse(response.json());
@@ -111,7 +116,11 @@ describe('GET /webhooks/{id}/deliveries', () => {
     await deliverOnce(worker);
     const tested = webhookTestResultSchema.parse(
       (
-        await origin.app.inject({ method: 'POST', url: `/api/v1/webhooks/${hook.webhook_id}/test`, headers: bearer(owner.accessToken) })
+        await origin.app.inject({
+          method: 'POST',
+          url: pathOf(testWebhookRoute, { webhook_id: hook.webhook_id }),
+          headers: bearer(owner.accessToken),
+        })
       ).json(),
     );
 

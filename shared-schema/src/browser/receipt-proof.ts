@@ -1,5 +1,5 @@
 import { type VerifiedReceipt, verifyReceipt } from '../client/receipt.js';
-import type { AuditReceipt } from '../routes/origin-tlog.js';
+import type { AuditReceipt } from '../routes/origin/audit.js';
 import { h } from './dom.js';
 
 /**

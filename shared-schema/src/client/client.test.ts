@@ -335,6 +335,18 @@ describe('the origin client', () => {
     expect(sent.body).toContain(`name="challenge_id"\r\n\r\n${CHECK_ID}\r\n`);
     expect(sent.body).toContain('name="spoken_consent"; filename="consent.webm"\r\nContent-Type: audio/webm');
   });
+
+  it('keeps the names from before its namespaces followed the origin folders, as the same calls', () => {
+    const origin = createOriginClient({ baseUrl: 'http://origin.invalid' });
+    expect(origin.consents.grantBiometric).toBe(origin.biometricConsent.grant);
+    expect(origin.voices.setConsent).toBe(origin.synthesisConsent.set);
+    expect(origin.voiceReviews).toEqual({ list: origin.voices.listReviews, decide: origin.voices.decideReview });
+    expect(origin.protect).toEqual({
+      screen: origin.screening.screen,
+      requestLicense: origin.licenseRequests.request,
+      licenseRequest: origin.licenseRequests.get,
+    });
+  });
 });
 
 describe('the protection loop in the client', () => {
@@ -397,7 +409,7 @@ describe('the protection loop in the client', () => {
     };
     answer = () => ({ status: 201, body: created });
     const origin = createOriginClient({ baseUrl: server.url, apiKey: 'vip_key' });
-    const request = await origin.protect.requestLicense(VOICE_ID, {
+    const request = await origin.licenseRequests.request(VOICE_ID, {
       platform_name: 'Acme TTS',
       scopes: ['audiobook'],
       expires_at: created.expires_at,
@@ -417,7 +429,7 @@ describe('the protection loop in the client', () => {
         closed_reason: null,
       },
     });
-    expect((await origin.protect.licenseRequest(JTI)).license_id).toBe(CHECK_ID);
+    expect((await origin.licenseRequests.get(JTI)).license_id).toBe(CHECK_ID);
     expect(server.requests[1]!.url).toBe(`/api/v1/license-requests/${JTI}`);
   });
 });

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { RouteContract } from '../contract.js';
+import { fillPath, type RouteContract } from '../contract.js';
 import { REQUEST_ID_HEADER } from '../http.js';
 import { problemSchema } from '../problem.js';
 import { ContractError, ProblemError, parseRateLimit, type RateLimitInfo } from './errors.js';
@@ -88,14 +88,6 @@ export function normaliseBaseUrl(baseUrl: string): string {
   const url = new URL(baseUrl);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`baseUrl must be http(s): ${baseUrl}`);
   return url.toString().replace(/\/+$/, '');
-}
-
-function fillPath(template: string, params: Record<string, string> = {}): string {
-  return template.replace(/\{(\w+)\}/g, (_, name: string) => {
-    const value = params[name];
-    if (value === undefined || value === '') throw new TypeError(`missing path parameter ${name}`);
-    return encodeURIComponent(value);
-  });
 }
 
 function queryString(query: Record<string, unknown> | undefined): string {

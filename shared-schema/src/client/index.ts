@@ -4,7 +4,7 @@
  * schemas and route contracts; answers are parsed with them, so a drifted contract throws.
  */
 
-export type { AuditReceipt } from '../routes/origin-tlog.js';
+export type { AuditReceipt } from '../routes/origin/audit.js';
 export { type Checkpoint, TlogFormatError } from '../tlog.js';
 export { ContractError, ProblemError, parseRateLimit, parseRetryAfter, type RateLimitInfo } from './errors.js';
 export {

@@ -1,11 +1,16 @@
 import type { z } from 'zod';
-import * as audit from '../routes/origin-audit.js';
-import * as identity from '../routes/origin-identity.js';
-import * as licenseRequests from '../routes/origin-license-requests.js';
-import * as registry from '../routes/origin-registry.js';
-import * as tlog from '../routes/origin-tlog.js';
-import * as voices from '../routes/origin-voices.js';
-import * as webhooks from '../routes/origin-webhooks.js';
+import * as audit from '../routes/origin/audit.js';
+import * as auth from '../routes/origin/auth.js';
+import * as biometricConsent from '../routes/origin/biometric-consent.js';
+import * as detection from '../routes/origin/detection.js';
+import * as licenseRequests from '../routes/origin/license-requests.js';
+import * as platforms from '../routes/origin/platforms.js';
+import * as licenses from '../routes/origin/registry/licenses.js';
+import * as synthesisConsent from '../routes/origin/registry/synthesis-consent.js';
+import * as screening from '../routes/origin/screening.js';
+import * as spokenConsent from '../routes/origin/spoken-consent.js';
+import * as voices from '../routes/origin/voices.js';
+import * as webhooks from '../routes/origin/webhooks.js';
 import type { enrollFieldsSchema } from '../voices.js';
 import {
   type BodyOf,
@@ -21,14 +26,15 @@ import {
 /**
  * The owner and admin side of the service (the origin). Bearer access tokens come from `login`;
  * a platform's API key reads its own audit entries. Every request and result type is read off the
- * route contracts in shared-schema/src/routes/origin-*.ts.
+ * route contracts in shared-schema/src/routes/origin/, whose files, like this client's namespaces,
+ * are the origin's domain folders (docs/ARCHITECTURE.md#how-to-add-an-origin-route).
  */
 export type OriginClientOptions = ClientOptions;
 
 /** One recording: a Blob/File, or bytes with a file name (the origin detects the format from the content). */
 export type AudioInput = Blob | { data: Blob | ArrayBuffer | Uint8Array; filename: string; type?: string };
 
-/** A recording of the consent statement and the phrase of a challenge (`consents.challenge`), read in the voice enrolled. */
+/** A recording of the consent statement and the phrase of a challenge (`spokenConsent.challenge`), read in the voice enrolled. */
 export type SpokenConsentInput = { challenge_id: string; recording: AudioInput };
 export type EnrollInput = z.input<typeof enrollFieldsSchema> & { audio: readonly AudioInput[]; spoken_consent?: SpokenConsentInput };
 /** One recording, or several of the same speaker screened together as one sample. */
@@ -68,117 +74,122 @@ export function createOriginClient(options: OriginClientOptions) {
   const json = <C extends JsonRoute>(contract: C, body: BodyOf<C>, params?: Record<string, string>, callOptions?: CallOptions) =>
     call(contract, { body, params }, callOptions);
 
+  const biometricConsentMethods = {
+    /** The owner's consent to enroll a voice print; an enrollment uses one up, and one serves one voice. */
+    grant: (body: BodyOf<typeof biometricConsent.grantBiometricConsentRoute>, o?: CallOptions) =>
+      json(biometricConsent.grantBiometricConsentRoute, body, undefined, o),
+  };
+  const synthesisConsentMethods = {
+    /** The owner's synthesis consent: `active` lets the gate approve (with a licence), `withdrawn` stops approvals. */
+    set: (voiceId: string, status: BodyOf<typeof synthesisConsent.setSynthesisConsentRoute>['status'], o?: CallOptions) =>
+      json(synthesisConsent.setSynthesisConsentRoute, { status }, { voice_id: voiceId }, o),
+  };
+  const voiceMethods = {
+    enroll: (input: EnrollInput, o?: CallOptions) => {
+      const form = new FormData();
+      form.set('name', input.name);
+      form.set('consent_id', input.consent_id);
+      return call(voices.enrollVoiceRoute, { body: appendRecordings(form, input.audio, input.spoken_consent) }, o);
+    },
+    /** Speech seconds and quality of recordings as enrollment would measure them; nothing is stored. */
+    measure: (audio: EnrollInput['audio'], o?: CallOptions) => {
+      const form = new FormData();
+      for (const [index, recording] of audio.entries()) appendAudio(form, 'audio', recording, index);
+      return call(voices.measureRecordingsRoute, { body: form }, o);
+    },
+    /** A new voiceprint under the model the service runs now; the voice keeps its consents and licences. */
+    reenroll: (voiceId: string, audio: EnrollInput['audio'], spokenConsent?: SpokenConsentInput, o?: CallOptions) =>
+      call(voices.reenrollVoiceRoute, { params: { voice_id: voiceId }, body: appendRecordings(new FormData(), audio, spokenConsent) }, o),
+    list: (query: QueryOf<typeof voices.listVoicesRoute> = {}, o?: CallOptions) => call(voices.listVoicesRoute, { query }, o),
+    delete: (voiceId: string, o?: CallOptions) => call(voices.deleteVoiceRoute, { params: { voice_id: voiceId } }, o),
+    /** Admin only: the voices held for review. */
+    listReviews: (query: QueryOf<typeof voices.listVoiceReviewsRoute> = {}, o?: CallOptions) =>
+      call(voices.listVoiceReviewsRoute, { query }, o),
+    /** Admin only: clear or reject a held voice. */
+    decideReview: (voiceId: string, decision: BodyOf<typeof voices.decideVoiceReviewRoute>['decision'], o?: CallOptions) =>
+      json(voices.decideVoiceReviewRoute, { decision }, { voice_id: voiceId }, o),
+  };
+  const screeningMethods = {
+    /** Which protected voices a recording is: up to 5 matches above the calibrated point, best first; `[]` when none. */
+    screen: (input: ScreenInput, o?: CallOptions) => {
+      const form = new FormData();
+      const recordings = Array.isArray(input.audio) ? input.audio : [input.audio as AudioInput];
+      for (const [index, recording] of recordings.entries()) appendAudio(form, 'audio', recording, index + 1);
+      form.set('platform_name', input.platform_name);
+      return call(screening.screenSampleRoute, { body: form }, o);
+    },
+  };
+  const licenseRequestMethods = {
+    /** A platform asks a voice's owner for a licence; the answer comes as `license.granted` or `license.request_declined`. */
+    request: (voiceId: string, body: BodyOf<typeof licenseRequests.requestLicenseRoute>, o?: CallOptions) =>
+      json(licenseRequests.requestLicenseRoute, body, { voice_id: voiceId }, o),
+    /** One of the platform's own requests. */
+    get: (requestId: string, o?: CallOptions) => call(licenseRequests.getLicenseRequestRoute, { params: { request_id: requestId } }, o),
+    /** The owner's side: the platforms' requests for licences of one of their voices. */
+    list: (voiceId: string, query: QueryOf<typeof licenseRequests.listLicenseRequestsRoute> = {}, o?: CallOptions) =>
+      call(licenseRequests.listLicenseRequestsRoute, { params: { voice_id: voiceId }, query }, o),
+    /** Creates the licence (the request's terms unless others are given); its token goes to the platform only. */
+    approve: (voiceId: string, requestId: string, body: BodyOf<typeof licenseRequests.approveLicenseRequestRoute> = {}, o?: CallOptions) =>
+      json(licenseRequests.approveLicenseRequestRoute, body, { voice_id: voiceId, request_id: requestId }, o),
+    decline: (voiceId: string, requestId: string, body: BodyOf<typeof licenseRequests.declineLicenseRequestRoute> = {}, o?: CallOptions) =>
+      json(licenseRequests.declineLicenseRequestRoute, body, { voice_id: voiceId, request_id: requestId }, o),
+  };
+
+  // One namespace per origin domain folder (origin/src/<domain>/), named as the folder is.
   return {
     auth: {
-      register: (body: BodyOf<typeof identity.registerRoute>, o?: CallOptions) => json(identity.registerRoute, body, undefined, o),
-      login: (body: BodyOf<typeof identity.loginRoute>, o?: CallOptions) => json(identity.loginRoute, body, undefined, o),
-      refresh: (refreshToken: string, o?: CallOptions) => json(identity.refreshRoute, { refresh_token: refreshToken }, undefined, o),
+      register: (body: BodyOf<typeof auth.registerRoute>, o?: CallOptions) => json(auth.registerRoute, body, undefined, o),
+      login: (body: BodyOf<typeof auth.loginRoute>, o?: CallOptions) => json(auth.loginRoute, body, undefined, o),
+      refresh: (refreshToken: string, o?: CallOptions) => json(auth.refreshRoute, { refresh_token: refreshToken }, undefined, o),
       /** Revokes the session of this refresh token. */
-      logout: (refreshToken: string, o?: CallOptions) => json(identity.logoutRoute, { refresh_token: refreshToken }, undefined, o),
+      logout: (refreshToken: string, o?: CallOptions) => json(auth.logoutRoute, { refresh_token: refreshToken }, undefined, o),
       /** Needs a Bearer token; ends every session of the account and returns a new one. */
-      changePassword: (body: BodyOf<typeof identity.changePasswordRoute>, o?: CallOptions) =>
-        json(identity.changePasswordRoute, body, undefined, o),
+      changePassword: (body: BodyOf<typeof auth.changePasswordRoute>, o?: CallOptions) =>
+        json(auth.changePasswordRoute, body, undefined, o),
     },
     platforms: {
-      create: (body: BodyOf<typeof identity.createPlatformRoute>, o?: CallOptions) =>
-        json(identity.createPlatformRoute, body, undefined, o),
-      list: (o?: CallOptions) => call(identity.listPlatformsRoute, {}, o),
-      createApiKey: (platformId: string, o?: CallOptions) => json(identity.createApiKeyRoute, {}, { platform_id: platformId }, o),
-      listApiKeys: (platformId: string, o?: CallOptions) => call(identity.listApiKeysRoute, { params: { platform_id: platformId } }, o),
+      create: (body: BodyOf<typeof platforms.createPlatformRoute>, o?: CallOptions) =>
+        json(platforms.createPlatformRoute, body, undefined, o),
+      list: (o?: CallOptions) => call(platforms.listPlatformsRoute, {}, o),
+      createApiKey: (platformId: string, o?: CallOptions) => json(platforms.createApiKeyRoute, {}, { platform_id: platformId }, o),
+      listApiKeys: (platformId: string, o?: CallOptions) => call(platforms.listApiKeysRoute, { params: { platform_id: platformId } }, o),
       revokeApiKey: (platformId: string, keyId: string, o?: CallOptions) =>
-        call(identity.revokeApiKeyRoute, { params: { platform_id: platformId, key_id: keyId } }, o),
+        call(platforms.revokeApiKeyRoute, { params: { platform_id: platformId, key_id: keyId } }, o),
     },
-    consents: {
-      /** The biometric consent an enrollment needs; one consent serves one voice. */
-      grantBiometric: (body: BodyOf<typeof voices.grantConsentRoute>, o?: CallOptions) =>
-        json(voices.grantConsentRoute, body, undefined, o),
+    biometricConsent: biometricConsentMethods,
+    spokenConsent: {
       /** The statement and a fresh random phrase to read into the `spoken_consent` of the next enrollment or re-enrollment. */
-      challenge: (o?: CallOptions) => call(voices.createConsentChallengeRoute, {}, o),
+      challenge: (o?: CallOptions) => call(spokenConsent.createSpokenConsentChallengeRoute, {}, o),
     },
     voices: {
-      enroll: (input: EnrollInput, o?: CallOptions) => {
-        const form = new FormData();
-        form.set('name', input.name);
-        form.set('consent_id', input.consent_id);
-        return call(voices.enrollVoiceRoute, { body: appendRecordings(form, input.audio, input.spoken_consent) }, o);
-      },
-      /** Speech seconds and quality of recordings as enrollment would measure them; nothing is stored. */
-      measure: (audio: EnrollInput['audio'], o?: CallOptions) => {
-        const form = new FormData();
-        for (const [index, recording] of audio.entries()) appendAudio(form, 'audio', recording, index);
-        return call(voices.measureRecordingsRoute, { body: form }, o);
-      },
-      /** A new voiceprint under the model the service runs now; the voice keeps its consents and licences. */
-      reenroll: (voiceId: string, audio: EnrollInput['audio'], spokenConsent?: SpokenConsentInput, o?: CallOptions) =>
-        call(voices.reenrollVoiceRoute, { params: { voice_id: voiceId }, body: appendRecordings(new FormData(), audio, spokenConsent) }, o),
-      list: (query: QueryOf<typeof voices.listVoicesRoute> = {}, o?: CallOptions) => call(voices.listVoicesRoute, { query }, o),
-      delete: (voiceId: string, o?: CallOptions) => call(voices.deleteVoiceRoute, { params: { voice_id: voiceId } }, o),
-      /** Synthesis consent: `active` lets the gate approve (with a licence), `withdrawn` stops approvals. */
-      setConsent: (voiceId: string, status: BodyOf<typeof registry.setVoiceConsentRoute>['status'], o?: CallOptions) =>
-        json(registry.setVoiceConsentRoute, { status }, { voice_id: voiceId }, o),
+      ...voiceMethods,
+      /** @deprecated Use `synthesisConsent.set` (the same call). */
+      setConsent: synthesisConsentMethods.set,
     },
-    /** Admin only: the voices held for review, and the decision on one. */
-    voiceReviews: {
-      list: (query: QueryOf<typeof voices.listVoiceReviewsRoute> = {}, o?: CallOptions) => call(voices.listVoiceReviewsRoute, { query }, o),
-      decide: (voiceId: string, decision: BodyOf<typeof voices.decideVoiceReviewRoute>['decision'], o?: CallOptions) =>
-        json(voices.decideVoiceReviewRoute, { decision }, { voice_id: voiceId }, o),
-    },
+    synthesisConsent: synthesisConsentMethods,
     licenses: {
       /** Whether a platform is registered under exactly this name (404 `not_found` when none is). */
       checkPlatformName: (platformName: string, o?: CallOptions) =>
-        call(registry.checkPlatformNameRoute, { params: { platform_name: platformName } }, o),
-      create: (voiceId: string, body: BodyOf<typeof registry.createLicenseRoute>, o?: CallOptions) =>
-        json(registry.createLicenseRoute, body, { voice_id: voiceId }, o),
-      list: (voiceId: string, o?: CallOptions) => call(registry.listLicensesRoute, { params: { voice_id: voiceId } }, o),
-      renew: (voiceId: string, licenseId: string, body: BodyOf<typeof registry.renewLicenseRoute>, o?: CallOptions) =>
-        json(registry.renewLicenseRoute, body, { voice_id: voiceId, license_id: licenseId }, o),
+        call(licenses.checkPlatformNameRoute, { params: { platform_name: platformName } }, o),
+      create: (voiceId: string, body: BodyOf<typeof licenses.createLicenseRoute>, o?: CallOptions) =>
+        json(licenses.createLicenseRoute, body, { voice_id: voiceId }, o),
+      list: (voiceId: string, o?: CallOptions) => call(licenses.listLicensesRoute, { params: { voice_id: voiceId } }, o),
+      renew: (voiceId: string, licenseId: string, body: BodyOf<typeof licenses.renewLicenseRoute>, o?: CallOptions) =>
+        json(licenses.renewLicenseRoute, body, { voice_id: voiceId, license_id: licenseId }, o),
       revoke: (voiceId: string, licenseId: string, o?: CallOptions) =>
-        call(registry.revokeLicenseRoute, { params: { voice_id: voiceId, license_id: licenseId } }, o),
+        call(licenses.revokeLicenseRoute, { params: { voice_id: voiceId, license_id: licenseId } }, o),
     },
+    licenseRequests: licenseRequestMethods,
     detection: {
       compare: (input: CompareInput, o?: CallOptions) => {
         const form = new FormData();
         appendAudio(form, 'audio1', input.audio1, 1);
         if (input.audio2 !== undefined) appendAudio(form, 'audio2', input.audio2, 2);
         if (input.voice_id !== undefined) form.set('voice_id', input.voice_id);
-        return call(voices.compareVoicesRoute, { body: form }, o);
+        return call(detection.compareVoicesRoute, { body: form }, o);
       },
     },
-    /** A platform's side of the protection loop (API key; screening also for admins). */
-    protect: {
-      /** Which protected voices a recording is: up to 5 matches above the calibrated point, best first; `[]` when none. */
-      screen: (input: ScreenInput, o?: CallOptions) => {
-        const form = new FormData();
-        const recordings = Array.isArray(input.audio) ? input.audio : [input.audio as AudioInput];
-        for (const [index, recording] of recordings.entries()) appendAudio(form, 'audio', recording, index + 1);
-        form.set('platform_name', input.platform_name);
-        return call(voices.screenSampleRoute, { body: form }, o);
-      },
-      /** Asks a voice's owner for a licence; the answer comes as `license.granted` or `license.request_declined`. */
-      requestLicense: (voiceId: string, body: BodyOf<typeof licenseRequests.requestLicenseRoute>, o?: CallOptions) =>
-        json(licenseRequests.requestLicenseRoute, body, { voice_id: voiceId }, o),
-      /** One of the platform's own requests. */
-      licenseRequest: (requestId: string, o?: CallOptions) =>
-        call(licenseRequests.getLicenseRequestRoute, { params: { request_id: requestId } }, o),
-    },
-    /** An owner's side: the platforms' requests for licences of their voices. */
-    licenseRequests: {
-      list: (voiceId: string, query: QueryOf<typeof licenseRequests.listLicenseRequestsRoute> = {}, o?: CallOptions) =>
-        call(licenseRequests.listLicenseRequestsRoute, { params: { voice_id: voiceId }, query }, o),
-      /** Creates the licence (the request's terms unless others are given); its token goes to the platform only. */
-      approve: (
-        voiceId: string,
-        requestId: string,
-        body: BodyOf<typeof licenseRequests.approveLicenseRequestRoute> = {},
-        o?: CallOptions,
-      ) => json(licenseRequests.approveLicenseRequestRoute, body, { voice_id: voiceId, request_id: requestId }, o),
-      decline: (
-        voiceId: string,
-        requestId: string,
-        body: BodyOf<typeof licenseRequests.declineLicenseRequestRoute> = {},
-        o?: CallOptions,
-      ) => json(licenseRequests.declineLicenseRequestRoute, body, { voice_id: voiceId, request_id: requestId }, o),
-    },
+    screening: screeningMethods,
     webhooks: {
       register: (body: BodyOf<typeof webhooks.registerWebhookRoute>, o?: CallOptions) =>
         json(webhooks.registerWebhookRoute, body, undefined, o),
@@ -208,8 +219,16 @@ export function createOriginClient(options: OriginClientOptions) {
        * log's verifier key. Throws a ProblemError `receipt_pending` (with Retry-After) until a signed
        * checkpoint covers the entry.
        */
-      receipt: (checkId: string, o?: CallOptions) => call(tlog.auditReceiptRoute, { params: { check_id: checkId } }, o),
+      receipt: (checkId: string, o?: CallOptions) => call(audit.auditReceiptRoute, { params: { check_id: checkId } }, o),
     },
+    // The names from before the namespaces followed the origin's folders, documented in INTEGRATION.md and kept so
+    // code written against them runs on; each is the same function as its new name.
+    /** @deprecated Use `biometricConsent.grant`. */
+    consents: { grantBiometric: biometricConsentMethods.grant },
+    /** @deprecated Use `voices.listReviews` and `voices.decideReview`. */
+    voiceReviews: { list: voiceMethods.listReviews, decide: voiceMethods.decideReview },
+    /** @deprecated Use `screening.screen`, `licenseRequests.request` and `licenseRequests.get`. */
+    protect: { screen: screeningMethods.screen, requestLicense: licenseRequestMethods.request, licenseRequest: licenseRequestMethods.get },
   };
 }
 

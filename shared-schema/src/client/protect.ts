@@ -20,14 +20,14 @@ export interface ScreenedCheck {
  * The loop's first half for a platform about to clone a voice from a sample: screen the sample at
  * the origin, then ask the gate about each protected voice it matched (best match first). An empty
  * array means no protected voice matched; any blocked answer means: do not synthesize, request a
- * licence (`origin.protect.requestLicense`) and wait for `license.granted`.
+ * licence (`origin.licenseRequests.request`) and wait for `license.granted`.
  */
 export async function screenThenCheck(
   clients: { origin: OriginClient; gate: GateClient },
   input: ScreenThenCheckInput,
   options?: CallOptions,
 ): Promise<ScreenedCheck[]> {
-  const screened = await clients.origin.protect.screen({ audio: input.audio, platform_name: input.platform_name }, options);
+  const screened = await clients.origin.screening.screen({ audio: input.audio, platform_name: input.platform_name }, options);
   const checks: ScreenedCheck[] = [];
   for (const match of screened.matches) {
     const check = await clients.gate.preSynthesisCheck(

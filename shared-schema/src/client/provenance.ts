@@ -9,7 +9,7 @@ import {
   type ProvenanceMimeType,
   TRAINED_ALGORITHMIC_MEDIA,
 } from '../provenance.js';
-import type { AuditReceipt } from '../routes/origin-tlog.js';
+import type { AuditReceipt } from '../routes/origin/audit.js';
 import { parseCheckpointText, parseTlogProof, TlogFormatError } from '../tlog.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { AuditEntry } from '../audit.js';
-import type { AuditReceipt } from '../routes/origin-tlog.js';
+import type { AuditReceipt } from '../routes/origin/audit.js';
 import {
   type Checkpoint,
   openNote,

@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import type { AuditEntry } from '../audit.js';
 import { canonicalJson } from '../canonical.js';
-import type { AuditReceipt } from '../routes/origin-tlog.js';
+import type { AuditReceipt } from '../routes/origin/audit.js';
 import { checkpointText, formatTlogProof, noteKeyId, noteSignatureLine, noteVerifierKey, rfc6962LeafHash } from '../tlog.js';
 
 /**

@@ -45,7 +45,7 @@ function consentSection(onChange: () => void): HTMLElement {
       checkbox.focus();
       return h('div', { class: 'notice error', role: 'alert' }, 'Tick the box to accept the statement, or leave this page.');
     }
-    const granted = await api.consents.grantBiometric({
+    const granted = await api.biometricConsent.grant({
       type: 'biometric',
       statement_version: BIOMETRIC_CONSENT_STATEMENT.version,
       accepted: true,

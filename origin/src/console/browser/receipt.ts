@@ -1,7 +1,7 @@
 import { h, replace } from '@vip/shared-schema/browser/dom';
 import { fetchVerifierKey, receiptProof } from '@vip/shared-schema/browser/receipt-proof';
 import { type AuditReceipt, ProblemError } from '@vip/shared-schema/client';
-import { tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin-tlog';
+import { tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin/audit';
 import { errorNotice } from './messages.js';
 import { api } from './session.js';
 

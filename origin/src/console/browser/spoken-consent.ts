@@ -14,7 +14,7 @@ import { api } from './session.js';
  * it can no longer be used; the take of the old phrase goes with it.
  */
 
-type Challenge = Awaited<ReturnType<typeof api.consents.challenge>>;
+type Challenge = Awaited<ReturnType<typeof api.spokenConsent.challenge>>;
 
 export interface SpokenConsentPanel {
   element: HTMLElement;
@@ -86,7 +86,7 @@ export function spokenConsentPanel(): SpokenConsentPanel {
     newButton.disabled = true;
     try {
       const asked = performance.now();
-      const fresh = await api.consents.challenge();
+      const fresh = await api.spokenConsent.challenge();
       challenge = fresh;
       drawChallenge(fresh);
       replace(status, why ? h('p', { role: 'status' }, why) : null);

@@ -161,7 +161,7 @@ function consentControl(voiceId: string, consentStatus: string, redraw: () => vo
         class: on ? 'danger' : '',
         onclick: async () => {
           try {
-            await api.voices.setConsent(voiceId, on ? 'withdrawn' : 'active');
+            await api.synthesisConsent.set(voiceId, on ? 'withdrawn' : 'active');
             redraw();
           } catch (error) {
             replace(status, errorNotice(error));

@@ -1,4 +1,10 @@
-import { limits, PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
+import { limits, PROBLEM_CONTENT_TYPE, pathOf } from '@vip/shared-schema';
+import {
+  checkPlatformNameRoute,
+  createLicenseRoute,
+  renewLicenseRoute,
+  revokeLicenseRoute,
+} from '@vip/shared-schema/routes/origin/registry/licenses';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { licenses } from '../../db/schema.js';
@@ -15,7 +21,7 @@ import {
 } from '../../testing/licenses.js';
 
 describe('checking a platform name', () => {
-  const check = (name: string, token?: string) => call('GET', `/api/v1/platform-names/${encodeURIComponent(name)}`, undefined, token);
+  const check = (name: string, token?: string) => call('GET', pathOf(checkPlatformNameRoute, { platform_name: name }), undefined, token);
 
   it('answers 404 for a name no platform has, the same name in other case included (the gate matches exactly)', async () => {
     for (const name of ['Nobody Registered', platformName.toUpperCase(), `${platformName} `]) {
@@ -34,7 +40,7 @@ describe('checking a platform name', () => {
       expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
       expect(response.json().code).toBe('validation_failed');
     }
-    const anonymous = await origin.app.inject({ method: 'GET', url: `/api/v1/platform-names/${encodeURIComponent(platformName)}` });
+    const anonymous = await origin.app.inject({ method: 'GET', url: pathOf(checkPlatformNameRoute, { platform_name: platformName }) });
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.json().code).toBe('authentication_required');
   });
@@ -43,7 +49,7 @@ describe('checking a platform name', () => {
 describe('licence validation', () => {
   const attempt = async (fields: Record<string, unknown>) => {
     const voiceId = await newVoice();
-    const response = await call('POST', `/api/v1/voices/${voiceId}/licenses`, {
+    const response = await call('POST', pathOf(createLicenseRoute, { voice_id: voiceId }), {
       platform_name: platformName,
       scopes: ['audiobook'],
       expires_at: inDays(30),
@@ -83,8 +89,10 @@ describe('renew and revoke: refusals', () => {
   it('refuses to renew a revoked licence with 409', async () => {
     const voiceId = await newVoice();
     const licence = await createLicense(voiceId);
-    await call('POST', `/api/v1/voices/${voiceId}/licenses/${licence.license_id}/revoke`);
-    const response = await call('POST', `/api/v1/voices/${voiceId}/licenses/${licence.license_id}/renew`, { expires_at: inDays(10) });
+    await call('POST', pathOf(revokeLicenseRoute, { voice_id: voiceId, license_id: licence.license_id }));
+    const response = await call('POST', pathOf(renewLicenseRoute, { voice_id: voiceId, license_id: licence.license_id }), {
+      expires_at: inDays(10),
+    });
     expect(response.statusCode).toBe(409);
     expect(response.json().code).toBe('conflict');
   });
@@ -92,7 +100,9 @@ describe('renew and revoke: refusals', () => {
   it('refuses a renewal into the past with 422', async () => {
     const voiceId = await newVoice();
     const licence = await createLicense(voiceId);
-    const response = await call('POST', `/api/v1/voices/${voiceId}/licenses/${licence.license_id}/renew`, { expires_at: inDays(-2) });
+    const response = await call('POST', pathOf(renewLicenseRoute, { voice_id: voiceId, license_id: licence.license_id }), {
+      expires_at: inDays(-2),
+    });
     expect(response.statusCode).toBe(422);
     expect(response.json().errors).toEqual([{ field: 'body.expires_at', message: 'must be in the future' }]);
   });
@@ -110,7 +120,7 @@ describe('renew and revoke: refusals', () => {
       sql.raw(`create trigger refuse_event_${voiceId.replaceAll('-', '')} before insert on domain_events
         for each row execute function refuse_event_${voiceId.replaceAll('-', '')}()`),
     );
-    const response = await call('POST', `/api/v1/voices/${voiceId}/licenses/${licence.license_id}/revoke`);
+    const response = await call('POST', pathOf(revokeLicenseRoute, { voice_id: voiceId, license_id: licence.license_id }));
     expect(response.statusCode).toBe(500);
 
     const [row] = await db.select().from(licenses).where(eq(licenses.id, licence.license_id));

@@ -1,3 +1,10 @@
+import { pathOf } from '@vip/shared-schema';
+import {
+  createLicenseRoute,
+  listLicensesRoute,
+  renewLicenseRoute,
+  revokeLicenseRoute,
+} from '@vip/shared-schema/routes/origin/registry/licenses';
 import { describe, expect, it } from 'vitest';
 import {
   auditRecordsFor,
@@ -17,12 +24,17 @@ describe('licence owner scoping', () => {
     const stranger = await loggedIn(origin);
     const voiceId = await newVoice();
     const licence = await createLicense(voiceId);
-    const base = `/api/v1/voices/${voiceId}/licenses`;
+    const ofLicence = { voice_id: voiceId, license_id: licence.license_id };
     const attempts = [
-      call('POST', base, { platform_name: platformName, scopes: ['music'], expires_at: inDays(5) }, stranger.accessToken),
-      call('GET', base, undefined, stranger.accessToken),
-      call('POST', `${base}/${licence.license_id}/renew`, { expires_at: inDays(60) }, stranger.accessToken),
-      call('POST', `${base}/${licence.license_id}/revoke`, undefined, stranger.accessToken),
+      call(
+        'POST',
+        pathOf(createLicenseRoute, { voice_id: voiceId }),
+        { platform_name: platformName, scopes: ['music'], expires_at: inDays(5) },
+        stranger.accessToken,
+      ),
+      call('GET', pathOf(listLicensesRoute, { voice_id: voiceId }), undefined, stranger.accessToken),
+      call('POST', pathOf(renewLicenseRoute, ofLicence), { expires_at: inDays(60) }, stranger.accessToken),
+      call('POST', pathOf(revokeLicenseRoute, ofLicence), undefined, stranger.accessToken),
     ];
     for (const response of await Promise.all(attempts)) {
       expect(response.statusCode).toBe(404);
@@ -35,13 +47,13 @@ describe('licence owner scoping', () => {
   it('answers 404 for a licence of another voice of the same owner', async () => {
     const [a, b] = [await newVoice(), await newVoice()];
     const licence = await createLicense(a);
-    const response = await call('POST', `/api/v1/voices/${b}/licenses/${licence.license_id}/revoke`);
+    const response = await call('POST', pathOf(revokeLicenseRoute, { voice_id: b, license_id: licence.license_id }));
     expect(response.statusCode).toBe(404);
   });
 
   it('leaves no event, audit record or index update behind for a licence on an unknown voice', async () => {
     const voiceId = crypto.randomUUID();
-    const response = await call('POST', `/api/v1/voices/${voiceId}/licenses`, {
+    const response = await call('POST', pathOf(createLicenseRoute, { voice_id: voiceId }), {
       platform_name: platformName,
       scopes: ['music'],
       expires_at: inDays(5),

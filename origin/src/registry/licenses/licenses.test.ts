@@ -3,9 +3,17 @@ import {
   licenseListSchema,
   licenseSchema,
   limits,
+  pathOf,
   registeredPlatformNameSchema,
   sha256Hex,
 } from '@vip/shared-schema';
+import { createPlatformRoute } from '@vip/shared-schema/routes/origin/platforms';
+import {
+  checkPlatformNameRoute,
+  listLicensesRoute,
+  renewLicenseRoute,
+  revokeLicenseRoute,
+} from '@vip/shared-schema/routes/origin/registry/licenses';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { licenses } from '../../db/schema.js';
@@ -30,7 +38,7 @@ import { licenseExpiryRound } from './expiry.js';
 describe('GET /api/v1/platform-names/{platform_name}', () => {
   it("answers a registered platform's exact name and nothing else, spaces included", async () => {
     for (const name of [platformName, otherPlatformName]) {
-      const response = await call('GET', `/api/v1/platform-names/${encodeURIComponent(name)}`);
+      const response = await call('GET', pathOf(checkPlatformNameRoute, { platform_name: name }));
       expect(response.statusCode, response.body).toBe(200);
       expect(response.json()).toEqual({ platform_name: name });
       registeredPlatformNameSchema.parse(response.json());
@@ -40,9 +48,9 @@ describe('GET /api/v1/platform-names/{platform_name}', () => {
   it('answers a name of the longest length, its spaces percent-encoded (the router measures it decoded)', async () => {
     const admin = await loggedIn(origin, 'admin');
     const longest = 'Longest'.padEnd(limits.platformNameMaxLength, ' .');
-    const created = await call('POST', '/api/v1/platforms', { name: longest }, admin.accessToken);
+    const created = await call('POST', pathOf(createPlatformRoute), { name: longest }, admin.accessToken);
     expect(created.statusCode, created.body).toBe(201);
-    const response = await call('GET', `/api/v1/platform-names/${encodeURIComponent(longest)}`);
+    const response = await call('GET', pathOf(checkPlatformNameRoute, { platform_name: longest }));
     expect(response.statusCode, response.body).toBe(200);
     expect(response.json()).toEqual({ platform_name: longest });
   });
@@ -103,7 +111,7 @@ describe('POST /api/v1/voices/{voice_id}/licenses', () => {
     const voiceId = await newVoice();
     const first = await createLicense(voiceId);
     const second = await createLicense(voiceId, { platform_name: otherPlatformName, scopes: ['gaming'] });
-    const response = await call('GET', `/api/v1/voices/${voiceId}/licenses`);
+    const response = await call('GET', pathOf(listLicensesRoute, { voice_id: voiceId }));
     expect(response.statusCode).toBe(200);
     const { licenses: listed } = licenseListSchema.parse(response.json());
     expect(listed.map((licence) => licence.license_id)).toEqual([first.license_id, second.license_id]);
@@ -117,7 +125,9 @@ describe('renew and revoke', () => {
     const voiceId = await newVoice();
     const licence = await createLicense(voiceId);
     const newExpiry = inDays(90);
-    const response = await call('POST', `/api/v1/voices/${voiceId}/licenses/${licence.license_id}/renew`, { expires_at: newExpiry });
+    const response = await call('POST', pathOf(renewLicenseRoute, { voice_id: voiceId, license_id: licence.license_id }), {
+      expires_at: newExpiry,
+    });
     expect(response.statusCode).toBe(200);
     const renewed = licenseSchema.parse(response.json());
     expect(renewed).toMatchObject({ license_id: licence.license_id, status: 'active' });
@@ -155,7 +165,7 @@ describe('renew and revoke', () => {
   it('revokes a licence: license.revoked event, dropped from the index; a second revoke changes nothing', async () => {
     const voiceId = await newVoice();
     const licence = await createLicense(voiceId);
-    const url = `/api/v1/voices/${voiceId}/licenses/${licence.license_id}/revoke`;
+    const url = pathOf(revokeLicenseRoute, { voice_id: voiceId, license_id: licence.license_id });
     const response = await call('POST', url);
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ license_id: licence.license_id, status: 'revoked' });
@@ -166,7 +176,7 @@ describe('renew and revoke', () => {
     const records = await voiceRecords(voiceId);
     expect(records).toHaveLength(2);
     expect(records[1]!.record!.licenses).toEqual([]);
-    const listed = licenseListSchema.parse((await call('GET', `/api/v1/voices/${voiceId}/licenses`)).json());
+    const listed = licenseListSchema.parse((await call('GET', pathOf(listLicensesRoute, { voice_id: voiceId }))).json());
     expect(listed.licenses[0]).toMatchObject({ status: 'revoked', revoked_at: expect.any(String) });
     expect((await auditRecordsFor(voiceId)).map((record) => record.reason).sort()).toEqual(
       [`license_created:${licence.license_id}`, `license_revoked:${licence.license_id}`].sort(),
@@ -190,7 +200,7 @@ describe('licence expiry job', () => {
     } finally {
       origin.runtime.advance(-2 * DAY_MS);
     }
-    const listed = licenseListSchema.parse((await call('GET', `/api/v1/voices/${voiceId}/licenses`)).json());
+    const listed = licenseListSchema.parse((await call('GET', pathOf(listLicensesRoute, { voice_id: voiceId }))).json());
     expect(Object.fromEntries(listed.licenses.map((licence) => [licence.license_id, licence.status]))).toEqual({
       [shortLived.license_id]: 'expired',
       [alsoShortLived.license_id]: 'expired',
@@ -220,7 +230,9 @@ describe('licence expiry job', () => {
       // Back to real time, where the owner's access token is valid.
       origin.runtime.advance(-2 * DAY_MS);
     }
-    const response = await call('POST', `/api/v1/voices/${voiceId}/licenses/${licence.license_id}/renew`, { expires_at: inDays(30) });
+    const response = await call('POST', pathOf(renewLicenseRoute, { voice_id: voiceId, license_id: licence.license_id }), {
+      expires_at: inDays(30),
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json().status).toBe('active');
     expect((await eventsFor(voiceId)).map((event) => event.eventType)).toEqual(['license.expired', 'license.renewed']);

@@ -4,7 +4,7 @@ import {
   listLicensesRoute,
   renewLicenseRoute,
   revokeLicenseRoute,
-} from '@vip/shared-schema/routes/origin-registry';
+} from '@vip/shared-schema/routes/origin/registry/licenses';
 import { principalOf } from '../../auth/guard.js';
 import { addRoute, type RouteKit } from '../../http/routes.js';
 import type { LicenseService } from './service.js';

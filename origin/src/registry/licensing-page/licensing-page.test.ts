@@ -1,4 +1,5 @@
-import { INTENDED_USES, PROBLEM_CONTENT_TYPE } from '@vip/shared-schema';
+import { INTENDED_USES, PROBLEM_CONTENT_TYPE, pathOf } from '@vip/shared-schema';
+import { listVoicesRoute } from '@vip/shared-schema/routes/origin/voices';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loggedIn, startTestOrigin, type TestOrigin } from '../../testing/origin.js';
 import { insertTestVoice } from '../../testing/voices.js';
@@ -56,7 +57,7 @@ describe('GET /licensing', () => {
       expect(client.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
     }
     // A JSON route stays JSON for a browser too.
-    const api = await origin.app.inject({ method: 'GET', url: '/api/v1/voices', headers: { accept: browserAccept } });
+    const api = await origin.app.inject({ method: 'GET', url: pathOf(listVoicesRoute), headers: { accept: browserAccept } });
     expect(api.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
   });
 

@@ -1,4 +1,4 @@
-import { licensingPageRoute } from '@vip/shared-schema/routes/origin-registry';
+import { licensingPageRoute } from '@vip/shared-schema/routes/origin/registry/licensing-page';
 import { addRoute, type RouteKit } from '../../http/routes.js';
 import type { LicenseService } from '../licenses/service.js';
 import { renderLicensingPage } from './render.js';

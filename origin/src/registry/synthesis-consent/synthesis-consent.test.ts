@@ -1,4 +1,5 @@
-import { auditRecordSchema, PROBLEM_CONTENT_TYPE, voiceIndexRecordSchema } from '@vip/shared-schema';
+import { auditRecordSchema, PROBLEM_CONTENT_TYPE, pathOf, voiceIndexRecordSchema } from '@vip/shared-schema';
+import { setSynthesisConsentRoute } from '@vip/shared-schema/routes/origin/registry/synthesis-consent';
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { auditPending, edgeOutbox, voices } from '../../db/schema.js';
@@ -14,7 +15,12 @@ beforeAll(async () => {
 afterAll(() => origin?.close());
 
 const setConsent = (voiceId: string, payload: unknown, token = owner.accessToken) =>
-  origin.app.inject({ method: 'PUT', url: `/api/v1/voices/${voiceId}/consent`, headers: bearer(token), payload: payload as object });
+  origin.app.inject({
+    method: 'PUT',
+    url: pathOf(setSynthesisConsentRoute, { voice_id: voiceId }),
+    headers: bearer(token),
+    payload: payload as object,
+  });
 
 const outboxRowsFor = (voiceId: string) =>
   origin.database.db.select().from(edgeOutbox).where(eq(edgeOutbox.entityKey, voiceId)).orderBy(asc(edgeOutbox.id));
@@ -128,7 +134,7 @@ describe('PUT /api/v1/voices/{voice_id}/consent errors', () => {
     expect(malformed.json().errors).toEqual([{ field: 'params.voice_id', message: expect.any(String) }]);
     const anonymous = await origin.app.inject({
       method: 'PUT',
-      url: `/api/v1/voices/${crypto.randomUUID()}/consent`,
+      url: pathOf(setSynthesisConsentRoute, { voice_id: crypto.randomUUID() }),
       payload: { status: 'active' },
     });
     expect(anonymous.statusCode).toBe(401);

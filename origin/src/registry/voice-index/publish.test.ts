@@ -1,4 +1,7 @@
-import { createdLicenseSchema, type VoiceIndexRecord } from '@vip/shared-schema';
+import { createdLicenseSchema, pathOf, type VoiceIndexRecord } from '@vip/shared-schema';
+import { createPlatformRoute } from '@vip/shared-schema/routes/origin/platforms';
+import { createLicenseRoute } from '@vip/shared-schema/routes/origin/registry/licenses';
+import { setSynthesisConsentRoute } from '@vip/shared-schema/routes/origin/registry/synthesis-consent';
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { edgeOutbox, voices } from '../../db/schema.js';
@@ -15,7 +18,7 @@ beforeAll(async () => {
   const admin = await loggedIn(origin, 'admin');
   await origin.app.inject({
     method: 'POST',
-    url: '/api/v1/platforms',
+    url: pathOf(createPlatformRoute),
     headers: bearer(admin.accessToken),
     payload: { name: platformName },
   });
@@ -45,14 +48,14 @@ describe('publishVoiceIndex', () => {
     const createOne = (use: string) =>
       origin.app.inject({
         method: 'POST',
-        url: `/api/v1/voices/${voiceId}/licenses`,
+        url: pathOf(createLicenseRoute, { voice_id: voiceId }),
         headers: bearer(owner.accessToken),
         payload: { platform_name: platformName, scopes: [use], expires_at: expiresAt },
       });
     const consent = (status: string) =>
       origin.app.inject({
         method: 'PUT',
-        url: `/api/v1/voices/${voiceId}/consent`,
+        url: pathOf(setSynthesisConsentRoute, { voice_id: voiceId }),
         headers: bearer(owner.accessToken),
         payload: { status },
       });

@@ -1,41 +1,21 @@
-import { defineRoute } from '../contract.js';
+import { defineRoute } from '../../../contract.js';
 import {
   createdLicenseSchema,
   createLicenseRequestSchema,
   licenseListSchema,
   licenseParamsSchema,
   licenseSchema,
-  licensingPageQuerySchema,
   platformNameParamsSchema,
   registeredPlatformNameSchema,
   registryVoiceParamsSchema,
   renewLicenseRequestSchema,
   revokedLicenseSchema,
-  setConsentRequestSchema,
-  voiceConsentSchema,
-} from '../licenses.js';
+} from '../../../licenses.js';
 
-/**
- * The origin's registry routes: a voice's synthesis consent and its licences, which the edge gate
- * judges by, and the public licensing page the gate's `license_url` points at.
- */
+/** Served by origin/src/registry/licenses/: a voice's licences, which the edge gate judges by, and the platform-name check made before licensing. */
 
 /** Another owner's voice answers 404 like a missing one, so voice ids cannot be probed. */
 const ownerProblems = ['authentication_required', 'invalid_token', 'validation_failed', 'not_found'] as const;
-
-export const setVoiceConsentRoute = defineRoute({
-  method: 'put',
-  path: '/api/v1/voices/{voice_id}/consent',
-  operationId: 'setVoiceConsent',
-  summary: "Grant or withdraw synthesis consent for one of the caller's voices; the edge gate follows within a second",
-  tag: 'licenses',
-  auth: ['bearer'],
-  params: registryVoiceParamsSchema,
-  body: setConsentRequestSchema,
-  success: { status: 200, description: 'Consent state now', schema: voiceConsentSchema },
-  /** `voice_under_review`: consent cannot be granted to a voice held for review (withdrawing always works). */
-  problems: [...ownerProblems, 'malformed_json', 'voice_under_review'],
-});
 
 export const checkPlatformNameRoute = defineRoute({
   method: 'get',
@@ -98,16 +78,4 @@ export const revokeLicenseRoute = defineRoute({
   params: licenseParamsSchema,
   success: { status: 200, description: 'Licence revoked (also when it already was)', schema: revokedLicenseSchema },
   problems: ownerProblems,
-});
-
-export const licensingPageRoute = defineRoute({
-  method: 'get',
-  path: '/licensing',
-  operationId: 'licensingPage',
-  summary: "Public page of a registered voice: the uses on offer and how a platform obtains a licence (the gate's license_url)",
-  tag: 'licenses',
-  auth: ['none'],
-  query: licensingPageQuerySchema,
-  success: { status: 200, description: 'HTML page', contentType: 'text/html; charset=utf-8' },
-  problems: ['validation_failed', 'not_found'],
 });

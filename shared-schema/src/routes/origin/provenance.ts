@@ -1,5 +1,5 @@
-import { defineRoute } from '../contract.js';
-import { AUDIO_PROBLEM_CODES } from '../problem.js';
+import { defineRoute } from '../../contract.js';
+import { AUDIO_PROBLEM_CODES } from '../../problem.js';
 import {
   provenanceVerificationSchema,
   registerSigningCertificateSchema,
@@ -7,7 +7,7 @@ import {
   signingCertificateListSchema,
   signingCertificateParamsSchema,
   signingCertificateSchema,
-} from '../provenance.js';
+} from '../../provenance.js';
 
 /** Content Credentials (docs/CONTRACT.md#content-credentials): verifying a file, and the certificates platforms sign with. */
 

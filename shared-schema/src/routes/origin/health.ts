@@ -1,5 +1,5 @@
-import { defineRoute } from '../contract.js';
-import { originLivenessSchema, readinessSchema } from '../health.js';
+import { defineRoute } from '../../contract.js';
+import { originLivenessSchema, readinessSchema } from '../../health.js';
 
 /** Probes for whatever runs the origin: public, no I/O for liveness, one short query for readiness. */
 

@@ -1,4 +1,4 @@
-import { defineRoute } from '../contract.js';
+import { defineRoute } from '../../contract.js';
 import {
   approvedLicenseRequestSchema,
   approveLicenseRequestBodySchema,
@@ -11,8 +11,8 @@ import {
   licenseRequestParamsSchema,
   licenseRequestSchema,
   voiceLicenseRequestParamsSchema,
-} from '../license-requests.js';
-import { registryVoiceParamsSchema } from '../licenses.js';
+} from '../../license-requests.js';
+import { registryVoiceParamsSchema } from '../../licenses.js';
 
 /**
  * Licence requests (docs/CONTRACT.md#closing-the-loop-receipts-pages): a platform blocked with `no_license` asks the voice's owner,

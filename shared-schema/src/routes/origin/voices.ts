@@ -1,15 +1,10 @@
-import { defineRoute } from '../contract.js';
-import { comparisonResultSchema } from '../detection.js';
-import { limits } from '../limits.js';
-import { AUDIO_PROBLEM_CODES } from '../problem.js';
-import { screeningResultSchema } from '../screening.js';
-import { consentChallengeSchema } from '../spoken-consent.js';
+import { defineRoute } from '../../contract.js';
+import { limits } from '../../limits.js';
+import { AUDIO_PROBLEM_CODES } from '../../problem.js';
 import {
-  consentSchema,
   decideVoiceReviewRequestSchema,
   deletedVoiceSchema,
   enrolledVoiceSchema,
-  grantConsentRequestSchema,
   listVoiceReviewsQuerySchema,
   listVoicesQuerySchema,
   recordingMeasurementsSchema,
@@ -17,46 +12,17 @@ import {
   voiceParamsSchema,
   voiceReviewListSchema,
   voiceReviewOutcomeSchema,
-} from '../voices.js';
+} from '../../voices.js';
+import { spokenConsentProblems } from './spoken-consent.js';
 
-/** The origin's biometric routes (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details): consent, enrollment, the voice list, erasure, comparison. */
+/** Served by origin/src/voices/ (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details): enrollment, the voice list, erasure and the administrator's review of held voices. */
 
 const bearerProblems = ['authentication_required', 'invalid_token'] as const;
-/** What the engine answers for a file it cannot use, and when its queue is full. */
-const audioProblems = [...AUDIO_PROBLEM_CODES, 'unsupported_media_type', 'validation_failed', 'unavailable'] as const;
+/** What the engine answers for a file it cannot use, and when its queue is full: every route that takes recordings. */
+export const audioProblems = [...AUDIO_PROBLEM_CODES, 'unsupported_media_type', 'validation_failed', 'unavailable'] as const;
 
-/** Each check of a spoken consent has its own answer, so a client can say which one failed. */
-const spokenConsentProblems = [
-  'consent_challenge_invalid',
-  'consent_statement_not_spoken',
-  'consent_phrase_not_spoken',
-  'consent_speaker_mismatch',
-] as const;
-
-const AUDIO_FORMATS = 'WAV, FLAC, MP3, Ogg Opus/Vorbis, WebM/Opus or MP4/M4A';
-
-export const grantConsentRoute = defineRoute({
-  method: 'post',
-  path: '/api/v1/consents',
-  operationId: 'grantConsent',
-  summary: "Record the caller's biometric consent; an enrollment needs one, and each consent serves one voice",
-  tag: 'voices',
-  auth: ['bearer'],
-  body: grantConsentRequestSchema,
-  success: { status: 201, description: 'Consent recorded', schema: consentSchema },
-  problems: [...bearerProblems, 'validation_failed', 'malformed_json'],
-});
-
-export const createConsentChallengeRoute = defineRoute({
-  method: 'post',
-  path: '/api/v1/consents/challenges',
-  operationId: 'createConsentChallenge',
-  summary: `A spoken-consent challenge: the statement and a random phrase to read aloud, in the voice being enrolled, into the \`spoken_consent\` recording of the next enrollment or re-enrollment; single use, valid ${limits.consentChallengeTtlSeconds / 60} min`,
-  tag: 'voices',
-  auth: ['bearer'],
-  success: { status: 201, description: 'Challenge issued', schema: consentChallengeSchema },
-  problems: [...bearerProblems],
-});
+/** The formats every route that takes recordings reads. */
+export const AUDIO_FORMATS = 'WAV, FLAC, MP3, Ogg Opus/Vorbis, WebM/Opus or MP4/M4A';
 
 export const enrollVoiceRoute = defineRoute({
   method: 'post',
@@ -164,23 +130,6 @@ export const deleteVoiceRoute = defineRoute({
   problems: [...bearerProblems, 'validation_failed', 'not_found'],
 });
 
-export const compareVoicesRoute = defineRoute({
-  method: 'post',
-  path: '/api/v1/detection/compare',
-  operationId: 'compareVoices',
-  summary:
-    "Compare two recordings, or (owners) one recording with one of the caller's enrolled voices; only embedding hashes are returned. In Variant B a platform's comparison that matches an enrolled voice notifies its owner (`voice.detected`)",
-  tag: 'detection',
-  auth: ['bearer', 'apiKey'],
-  multipart: {
-    audio1: { description: `the first recording (${AUDIO_FORMATS})`, file: true, required: true },
-    audio2: { description: 'the second recording; give this or voice_id', file: true },
-    voice_id: { description: "one of the caller's enrolled voices, in place of audio2" },
-  },
-  success: { status: 200, description: 'Comparison result', schema: comparisonResultSchema },
-  problems: [...bearerProblems, 'invalid_credentials', ...audioProblems, 'not_found', 'model_mismatch'],
-});
-
 /** Admin-only: another caller answers 403 before anything about the voice is looked up. */
 const adminProblems = [...bearerProblems, 'forbidden', 'validation_failed'] as const;
 
@@ -208,28 +157,4 @@ export const decideVoiceReviewRoute = defineRoute({
   body: decideVoiceReviewRequestSchema,
   success: { status: 200, description: 'The voice after the decision', schema: voiceReviewOutcomeSchema },
   problems: [...adminProblems, 'malformed_json', 'not_found', 'conflict'],
-});
-
-export const screenSampleRoute = defineRoute({
-  method: 'post',
-  path: '/api/v1/protect/screen',
-  operationId: 'screenSample',
-  summary:
-    "Find which protected voices a recording is (1:N over the enrolled voices): up to 5 above the model's calibrated sample-vs-enrolled search point, best first, each with its licensing page; the owners of voices the platform holds no live licence for are told (`voice.detected`). The recording is not kept",
-  tag: 'detection',
-  auth: ['apiKey', 'bearer'],
-  multipart: {
-    audio: {
-      description: `the recording to screen (${AUDIO_FORMATS}), or up to ${limits.screenMaxFiles} recordings of the same speaker, screened together as one sample; 10 s of speech or more finds a protected voice far more often than 3 s`,
-      file: true,
-      multiple: true,
-      required: true,
-    },
-    platform_name: {
-      description: "the caller's platform, exactly as its API key is registered (an administrator names any)",
-      required: true,
-    },
-  },
-  success: { status: 200, description: 'Screening result', schema: screeningResultSchema },
-  problems: [...bearerProblems, 'invalid_credentials', 'forbidden', 'platform_mismatch', ...audioProblems, 'rate_limited'],
 });
