@@ -8,7 +8,7 @@ import {
   type ProvenanceVerification,
   sha256Hex,
 } from '@vip/shared-schema';
-import { type FileCredentials, manifestStoreSize, readCredentials } from '@vip/shared-schema/provenance/credentials';
+import { type FileCredentials, readCredentials } from '@vip/shared-schema/provenance/credentials';
 import {
   authorizationReport,
   checkAssertionReceipt,
@@ -16,6 +16,7 @@ import {
   isApproval,
   settleCredentials,
 } from '@vip/shared-schema/provenance/judgement';
+import { manifestStoreSize } from '@vip/shared-schema/provenance/jumbf';
 import { queueAuditRecords } from '../audit/queue.js';
 import type { TransparencyLog } from '../audit/tlog-service.js';
 import type { Caller } from '../auth/guard.js';
