@@ -95,6 +95,21 @@ export const PROVENANCE_VERDICTS = [
 ] as const;
 export type ProvenanceVerdict = (typeof PROVENANCE_VERDICTS)[number];
 
+/**
+ * The verdicts only the service can reach: they need its registry (protected voices, consent and
+ * licences today, redemptions, which platform registered a certificate) or its speaker model. A
+ * verifier without the service (the client's `verifyFile`) reaches the others.
+ */
+export const SERVICE_ONLY_VERDICTS = [
+  'no_credentials_protected_voice',
+  'no_authorization_protected_voice',
+  'signer_not_the_platform',
+  'voice_mismatch',
+  'authorization_revoked_since',
+  'not_redeemed',
+] as const satisfies readonly ProvenanceVerdict[];
+export type OfflineProvenanceVerdict = Exclude<ProvenanceVerdict, (typeof SERVICE_ONLY_VERDICTS)[number]>;
+
 export const CREDENTIAL_STATES = ['trusted', 'valid_untrusted', 'invalid'] as const;
 export type CredentialState = (typeof CREDENTIAL_STATES)[number];
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { provenanceVerificationSchema } from '@vip/shared-schema';
 import type { AuditReceipt } from '@vip/shared-schema/client';
-import { embedAuthorization } from '@vip/shared-schema/client/provenance';
+import { embedAuthorization, verifyFile } from '@vip/shared-schema/client/provenance';
+import { platformSigner } from '@vip/shared-schema/provenance/test-files';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { platformSigner } from '../../origin/src/testing/provenance-files.js';
 import { speakerRecordings } from '../../origin/src/testing/voiceprint.js';
 import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
 import { pcm16Wav } from '../../origin/src/voiceprint/test-support/fixtures.js';
@@ -23,7 +23,7 @@ const admin = { email: 'admin@provenance-e2e.example', password: 'provenance-e2e
 const owner = { email: 'owner@provenance-e2e.example', password: 'provenance-e2e-owner-password' };
 const SPEAKER = 'so762:SPEAKER9612';
 
-describe('Content Credentials across both planes: gate, redeem, receipt, embed, verify', () => {
+describe('Content Credentials across both planes: gate, redeem, receipt, embed, verify (by the service and offline)', () => {
   let service: RunningService;
   let ownerToken: string;
   let apiKey: string;
@@ -100,5 +100,13 @@ describe('Content Credentials across both planes: gate, redeem, receipt, embed, 
     expect(result!.credentials).toMatchObject({ state: 'trusted', signer: { registered_platform: platformName } });
     expect(result!.authorization).toMatchObject({ check_id: approved.check_id, voice_id: voiceId, receipt_verified: true, redeemed: true });
     expect(result!.voice).toMatchObject({ compared_with: voiceId, is_same_speaker: true });
+
+    // 7. And offline, with nothing but the log's key, a checkpoint saved now and the platform's CA.
+    const verifierKey = await (await fetch(`${service.originUrl}/tlog/vkey`)).text();
+    const checkpoint = await (await fetch(`${service.originUrl}/tlog/checkpoint`)).text();
+    const offline = await verifyFile(signed, 'audio/wav', { verifierKey, checkpoint, trustAnchors: caPem });
+    expect(offline.verdict, JSON.stringify(offline)).toBe('authorized');
+    expect(offline.authorization).toMatchObject({ check_id: approved.check_id, receipt_verified: true, approved: true });
+    expect(['same', 'older']).toContain(offline.authorization.checkpoint?.relation);
   }, 180_000);
 });

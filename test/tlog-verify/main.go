@@ -8,6 +8,9 @@
 //	    the receipt's leaf is at its index in a tree VKEY signed
 //	tlog-verify -url URL -vkey VKEY consistency OLD_CHECKPOINT_FILE
 //	    the published checkpoint extends the old one, proven from the tiles alone
+//	tlog-verify -vkey VKEY receipt-file RECEIPT_JSON_FILE
+//	    the same check as receipt, offline, of a receipt saved to a file (for example the one
+//	    taken out of an audio file's Content Credentials); no -url needed
 //
 // It prints one line starting with "ok" and exits 0, or prints the failure and exits 1.
 package main
@@ -39,8 +42,9 @@ var (
 
 func main() {
 	flag.Parse()
-	if *baseURL == "" || *vkey == "" || flag.NArg() < 1 {
-		fail(errors.New("usage: tlog-verify -url URL -vkey VKEY checkpoint | receipt CHECK_ID | consistency OLD_CHECKPOINT_FILE"))
+	offline := flag.Arg(0) == "receipt-file"
+	if (*baseURL == "" && !offline) || *vkey == "" || flag.NArg() < 1 {
+		fail(errors.New("usage: tlog-verify -url URL -vkey VKEY checkpoint | receipt CHECK_ID | consistency OLD_CHECKPOINT_FILE; tlog-verify -vkey VKEY receipt-file FILE"))
 	}
 	verifier, err := note.NewVerifier(*vkey)
 	if err != nil {
@@ -54,6 +58,8 @@ func main() {
 		result, err = checkReceipt(verifier, flag.Arg(1))
 	case "consistency":
 		result, err = checkConsistency(verifier, flag.Arg(1))
+	case "receipt-file":
+		result, err = checkReceiptFile(verifier, flag.Arg(1))
 	default:
 		err = fmt.Errorf("unknown command %q", flag.Arg(0))
 	}
@@ -180,6 +186,20 @@ func checkReceipt(verifier note.Verifier, checkID string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return verifyReceipt(verifier, body)
+}
+
+func checkReceiptFile(verifier note.Verifier, file string) (string, error) {
+	body, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	return verifyReceipt(verifier, body)
+}
+
+// verifyReceipt checks a receipt's JSON: the proof's checkpoint is signed by the verifier, the leaf
+// is at its index in that tree, and the leaf is the entry the receipt names.
+func verifyReceipt(verifier note.Verifier, body []byte) (string, error) {
 	var r receipt
 	if err := json.Unmarshal(body, &r); err != nil {
 		return "", fmt.Errorf("receipt: %w", err)

@@ -1,20 +1,26 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canonicalJson } from '@vip/shared-schema';
+import { canonicalJson, parseTlogProof } from '@vip/shared-schema';
+import type { AuditReceipt } from '@vip/shared-schema/client';
+import { embedAuthorization } from '@vip/shared-schema/client/provenance';
+import { readCredentials } from '@vip/shared-schema/provenance/credentials';
+import { platformSigner } from '@vip/shared-schema/provenance/test-files';
 import { asc, eq, gt } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries, auditTlogState, auditTlogTiles } from '../db/schema.js';
 import { gateRecord, restoreChain } from '../testing/audit-records.js';
 import { buildGoVerifier, type GoVerifier, goMissing } from '../testing/go-verifier.js';
 import { loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { readAudioFixture } from '../voiceprint/test-support/fixtures.js';
 import { EMPTY_TREE_ROOT } from './merkle.js';
 import { queueAuditRecords } from './queue.js';
 
 /**
  * The transparency log checked by golang.org/x/mod/sumdb (note and tlog), through the Go program
- * in test/tlog-verify reading the origin over HTTP: receipts, checkpoints against the tiles,
- * consistency of two checkpoints from the tiles alone, and tampering of the entries.
+ * in test/tlog-verify reading the origin over HTTP: receipts (also one taken out of a signed audio
+ * file), checkpoints against the tiles, consistency of two checkpoints from the tiles alone, and
+ * tampering of the entries.
  */
 
 if (goMissing) console.warn(`[tlog-go.test] skipped: ${goMissing}`);
@@ -106,6 +112,55 @@ describe.skipIf(goMissing !== null)(
       const other = await go('-api-key', apiKey, 'receipt', gateRecord().check_id);
       expect(other.ok).toBe(false);
       expect(other.output).toContain('404');
+    });
+
+    it('verifies the receipt taken out of a signed audio file’s Content Credentials, and refuses it tampered', async () => {
+      const name = `Go Signer ${Date.now()}`;
+      const { api_key: apiKey } = await platformWithApiKey(origin, adminToken, name);
+      const approval = gateRecord({
+        platform_name: name,
+        decision: 'allow',
+        action: 'authorized',
+        reason: null,
+        license_status: 'licensed',
+      });
+      // Among other entries, so the receipt's inclusion path is not empty.
+      await queueAuditRecords(db(), [approval, ...Array.from({ length: 40 }, () => gateRecord())], origin.runtime.clock.now());
+      while ((await origin.audit.appendPending()).more);
+      await origin.tlog.signCheckpoint();
+      const receipt = (
+        await origin.app.inject({
+          method: 'GET',
+          url: `/api/v1/protect/audit-log/${approval.check_id}/receipt`,
+          headers: { 'x-api-key': apiKey },
+        })
+      ).json() as AuditReceipt;
+      const signed = await embedAuthorization(
+        readAudioFixture({ file: 'a.mp3' }),
+        'audio/mpeg',
+        { check_id: approval.check_id, receipt },
+        platformSigner(name).signer,
+      );
+
+      const credentials = await readCredentials(signed, 'audio/mpeg');
+      if (!credentials?.authorization.present || !credentials.authorization.valid) throw new Error('the file carries no authorization');
+      const taken = credentials.authorization.assertion.receipt;
+      expect(parseTlogProof(taken.proof).path.length).toBeGreaterThan(0);
+      const saved = (receiptJson: AuditReceipt) => {
+        const file = join(tmpdir(), `vip-receipt-${process.pid}-${Date.now()}-${Math.random()}.json`);
+        writeFileSync(file, JSON.stringify(receiptJson));
+        return file;
+      };
+      const checked = await go('receipt-file', saved(taken));
+      expect(checked, checked.output).toMatchObject({ ok: true });
+      const signedSize = parseTlogProof(taken.proof).checkpoint.split('\n')[1];
+      expect(checked.output).toBe(`ok receipt index=${taken.index} size=${signedSize}`);
+
+      const tampered = await go('receipt-file', saved({ ...taken, leaf: taken.leaf.replace('"audiobook"', '"advertising"') }));
+      expect(tampered.ok).toBe(false);
+      expect(tampered.output).toMatch(/^FAIL inclusion/);
+      const otherCheck = await go('receipt-file', saved({ ...taken, check_id: gateRecord().check_id }));
+      expect(otherCheck.output).toBe('FAIL the leaf is not the entry the receipt names');
     });
 
     describe('catches tampering', () => {

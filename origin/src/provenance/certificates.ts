@@ -1,9 +1,13 @@
-import { createHash, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { limits, ProblemError, type SigningCertificate } from '@vip/shared-schema';
+import { certificateFingerprint } from '@vip/shared-schema/provenance/signer';
 import type { Caller } from '../auth/guard.js';
 import type { Database } from '../db/client.js';
 import type { Runtime } from '../runtime.js';
 import * as store from './store.js';
+
+/** The extended key usage c2pa-rs accepts of a signer without further configuration (shared/TOOLCHAIN.md). */
+const EMAIL_PROTECTION = '1.3.6.1.5.5.7.3.4';
 
 const PEM_BLOCK = /^-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----\r?\n?$/;
 
@@ -12,7 +16,8 @@ const fieldProblem = (field: string, message: string) =>
 
 /**
  * The certificates platforms sign Content Credentials with (docs/CONTRACT.md#content-credentials).
- * A platform key manages its own platform's; an administrator names any platform. Rotation is
+ * A platform registers the CA that issues its signing certificates or the signing (leaf) certificate
+ * itself. A platform key manages its own platform's; an administrator names any platform. Rotation is
  * registering the new certificate before signing with it and revoking the old one once no file
  * signed under it should verify any more.
  */
@@ -26,9 +31,13 @@ export class SigningCertificateService {
     const certificate = parseCertificate(body.certificate_pem);
     const now = runtime.clock.now();
     if (new Date(certificate.validTo) <= now) throw fieldProblem('certificate_pem', 'the certificate has expired');
-    // c2pa-rs trusts a signer through a CA among its anchors; a leaf given as an anchor is never trusted (checked with 0.13.3).
-    if (!certificate.ca)
-      throw fieldProblem('certificate_pem', 'register the CA certificate that issues your signing certificates (CA:TRUE)');
+    // A leaf is trusted by its fingerprint (shared-schema/src/provenance/signer.ts), and only if c2pa-rs accepts it as a signer.
+    if (!certificate.ca && !certificate.keyUsage?.includes(EMAIL_PROTECTION)) {
+      throw fieldProblem(
+        'certificate_pem',
+        'a signing (leaf) certificate needs extendedKeyUsage emailProtection, which C2PA verifiers accept',
+      );
+    }
     const inserted = await db.transaction(async (tx) => {
       if ((await store.countCertificatesOfPlatform(tx, platformId)) >= limits.signingCertificatesPerPlatform) {
         throw new ProblemError('conflict', `A platform holds at most ${limits.signingCertificatesPerPlatform} signing certificates.`);
@@ -103,7 +112,7 @@ function parseCertificate(pem: string): X509Certificate {
   }
 }
 
-const fingerprintOf = (certificate: X509Certificate) => createHash('sha256').update(certificate.raw).digest('hex');
+const fingerprintOf = (certificate: X509Certificate) => certificateFingerprint(new Uint8Array(certificate.raw));
 
 function answer(row: store.SigningCertificateRow, platformName: string): SigningCertificate {
   return {

@@ -18,6 +18,7 @@ import type { AuditReceipt } from '@vip/shared-schema/client';
 import { authorizationAssertionOf, embedAuthorization, type PlatformSigner } from '@vip/shared-schema/client/provenance';
 import { signAsset } from '@vip/shared-schema/provenance/c2pa';
 import { testCertificateAuthority, testLeafCertificate } from '@vip/shared-schema/provenance/test-ca';
+import { audioByteOffset, CREDENTIAL_FORMATS, editText, platformSigner } from '@vip/shared-schema/provenance/test-files';
 import { testApprovalReceipt } from '@vip/shared-schema/provenance/test-receipt';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +29,7 @@ import { auditPending, domainEvents } from '../db/schema.js';
 import { gateRecord } from '../testing/audit-records.js';
 import { bearer, loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
-import { audioByteOffset, audioFixture, CREDENTIAL_FORMATS, editText, platformSigner } from '../testing/provenance-files.js';
+import { audioFixture } from '../testing/provenance-files.js';
 import { audioForm, EMBEDDING_LIKE, speakerRecordings, startTestEngine } from '../testing/voiceprint.js';
 import { insertEnrolledVoice } from '../testing/voices.js';
 import { decodeAudio } from '../voiceprint/decode.js';
@@ -450,8 +451,22 @@ describe('signing certificates: registration, rotation and revocation', { timeou
     expectProblem(await registerCertificate(platformSigner('x').caPem, bearer(adminToken)), 422, 'validation_failed');
     expect((await registerCertificate(platformSigner('y').caPem, bearer(adminToken), 'Registrar')).statusCode).toBe(201);
     expectProblem(await registerCertificate(platformSigner('z').caPem, bearer(owner.accessToken), 'Registrar'), 403, 'forbidden');
+    // A signing (leaf) certificate is registered too, unless it carries no extended key usage C2PA verifiers accept.
     const leaf = testLeafCertificate({ commonName: 'Registrar signer', issuer: testCertificateAuthority('Registrar CA') });
-    expectProblem(await registerCertificate(leaf.pem, { 'x-api-key': platform.api_key }), 422, 'validation_failed');
+    const registeredLeaf = await registerCertificate(leaf.pem, { 'x-api-key': platform.api_key });
+    expect(registeredLeaf.statusCode, registeredLeaf.body).toBe(201);
+    expect(registeredLeaf.json()).toMatchObject({ is_ca: false, subject: expect.stringContaining('CN=Registrar signer') });
+    const serverOnly = testLeafCertificate({
+      commonName: 'Registrar web',
+      issuer: testCertificateAuthority('Registrar CA'),
+      extendedKeyUsage: ['1.3.6.1.5.5.7.3.1'],
+    });
+    const refusedLeaf = expectProblem(
+      await registerCertificate(serverOnly.pem, { 'x-api-key': platform.api_key }),
+      422,
+      'validation_failed',
+    );
+    expect(JSON.stringify(refusedLeaf)).toMatch(/emailProtection/);
     expectProblem(
       await registerCertificate('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n', { 'x-api-key': platform.api_key }),
       422,
@@ -462,7 +477,7 @@ describe('signing certificates: registration, rotation and revocation', { timeou
       url: '/api/v1/signing-certificates',
       headers: { 'x-api-key': platform.api_key },
     });
-    expect(listed.json().certificates).toHaveLength(2);
+    expect(listed.json().certificates).toHaveLength(3);
     // Another platform's certificate answers like a missing one.
     const revokeOther = await origin.app.inject({
       method: 'POST',
@@ -496,5 +511,46 @@ describe('signing certificates: registration, rotation and revocation', { timeou
     expect(revoked.json().revoked_at).not.toBeNull();
     await verdictOf(underOld, 'signer_not_registered');
     await verdictOf(underNew, 'authorized');
+  });
+
+  it('trusts a registered leaf certificate by its fingerprint: binds it to its platform, rotates and revokes it', async () => {
+    const name = 'Leaf TTS';
+    const platform = await platformWithApiKey(origin, adminToken, name);
+    keys[name] = platform.api_key;
+    await license(voiceId, name);
+    // Two signing certificates of one CA; only the leaves are ever registered, never the CA.
+    const ca = testCertificateAuthority(`${name} CA`, name);
+    const [first, second] = [1, 2].map((n) => testLeafCertificate({ commonName: `${name} signer ${n}`, organization: name, issuer: ca }));
+    const signerOf = (leaf: typeof first) => ({ certificateChain: [leaf!.pem, ca.pem], privateKey: leaf!.privateKey });
+    const firstRegistration = (await registerCertificate(first!.pem, { 'x-api-key': platform.api_key })).json();
+    expect(firstRegistration.is_ca).toBe(false);
+
+    const underFirst = await signedFile('a.m4a', 'audio/mp4', await approval(voiceId, name), signerOf(first));
+    const authorized = await verdictOf(underFirst, 'authorized');
+    expect(authorized.credentials).toMatchObject({
+      state: 'trusted',
+      failure_codes: [],
+      signer: { common_name: `${name} signer 1`, registered_platform: name },
+    });
+    // The same CA's other certificate is not registered, so it is nobody's.
+    const underSecond = await signedFile('a.m4a', 'audio/mp4', await approval(voiceId, name), signerOf(second));
+    await verdictOf(underSecond, 'signer_not_registered');
+    // The leaf is this platform's, not Acme's: an Acme approval signed with it is not Acme's file.
+    await verdictOf(
+      await signedFile('a.pcm16.wav', 'audio/wav', await approval(voiceId, ACME), signerOf(first)),
+      'signer_not_the_platform',
+    );
+
+    // Rotation: register the second, then revoke the first.
+    expect((await registerCertificate(second!.pem, { 'x-api-key': platform.api_key })).statusCode).toBe(201);
+    await verdictOf(underSecond, 'authorized');
+    const revoked = await origin.app.inject({
+      method: 'POST',
+      url: `/api/v1/signing-certificates/${firstRegistration.certificate_id}/revoke`,
+      headers: { 'x-api-key': platform.api_key },
+    });
+    expect(revoked.statusCode).toBe(200);
+    await verdictOf(underFirst, 'signer_not_registered');
+    await verdictOf(underSecond, 'authorized');
   });
 });

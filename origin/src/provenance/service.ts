@@ -1,5 +1,4 @@
 import {
-  ALTERED_AUDIO_CODES,
   type AuditEntry,
   type AuthorizationAssertion,
   buildAuditRecord,
@@ -9,8 +8,15 @@ import {
   type ProvenanceVerification,
   sha256Hex,
 } from '@vip/shared-schema';
-import { verifyReceipt } from '@vip/shared-schema/client';
-import { type FileCredentials, manifestStoreSize, readCredentials } from '@vip/shared-schema/provenance/credentials';
+import { type FileCredentials, readCredentials } from '@vip/shared-schema/provenance/credentials';
+import {
+  authorizationReport,
+  checkAssertionReceipt,
+  credentialsReport,
+  isApproval,
+  settleCredentials,
+} from '@vip/shared-schema/provenance/judgement';
+import { manifestStoreSize } from '@vip/shared-schema/provenance/jumbf';
 import { queueAuditRecords } from '../audit/queue.js';
 import type { TransparencyLog } from '../audit/tlog-service.js';
 import type { Caller } from '../auth/guard.js';
@@ -103,35 +109,8 @@ export class ProvenanceService {
   ): Promise<Verification> {
     const result: Verification = {
       verdict: 'no_credentials',
-      credentials: {
-        present: credentials !== null,
-        state: credentials?.state ?? null,
-        failure_codes: credentials?.failure_codes ?? [],
-        signer: credentials
-          ? {
-              common_name: credentials.signer.common_name,
-              issuer: credentials.signer.issuer,
-              serial_number: credentials.signer.serial_number,
-              registered_platform: null,
-            }
-          : null,
-        synthetic: credentials?.synthetic ?? false,
-      },
-      authorization: {
-        present: credentials?.authorization.present ?? false,
-        problems: [],
-        check_id: null,
-        voice_id: null,
-        platform_name: null,
-        intended_use: null,
-        decided_at: null,
-        receipt_verified: false,
-        approved: false,
-        redeemed: false,
-        consent_standing: false,
-        license_standing: false,
-        receipt: null,
-      },
+      credentials: credentialsReport(credentials),
+      authorization: authorizationReport(credentials),
       voice: {
         model: sample.model,
         compared_with: null,
@@ -143,34 +122,23 @@ export class ProvenanceService {
     };
     const verdict = (value: ProvenanceVerdict) => ({ ...result, verdict: value });
 
-    const authorization = credentials?.authorization;
-    if (!credentials || !authorization?.present) {
+    const settled = settleCredentials(credentials);
+    if (settled.verdict === 'no_credentials' || settled.verdict === 'no_authorization') {
       const matches = await this.deps.db.transaction((tx) => protectedVoicesLike(tx, engine, sample));
       result.voice.protected_matches = matches.map((match) => ({ voice_id: match.voice.voiceId, confidence: match.confidence }));
-      const protectedVoice = matches.length > 0;
-      if (!credentials) return verdict(protectedVoice ? 'no_credentials_protected_voice' : 'no_credentials');
-      if (credentials.state !== 'invalid') return verdict(protectedVoice ? 'no_authorization_protected_voice' : 'no_authorization');
+      if (matches.length > 0) return verdict(`${settled.verdict}_protected_voice`);
     }
-    if (authorization?.present && authorization.valid) Object.assign(result.authorization, namedIn(authorization.assertion));
-    if (credentials.state === 'invalid') {
-      const altered = credentials.failure_codes.some((code) => (ALTERED_AUDIO_CODES as readonly string[]).includes(code));
-      return verdict(altered ? 'altered' : 'credentials_invalid');
-    }
-    if (!authorization?.present) return verdict('no_authorization');
-    if (!authorization.valid) {
-      result.authorization.problems = authorization.problems;
-      return verdict('authorization_malformed');
-    }
-    const assertion = authorization.assertion;
+    if (settled.verdict) return verdict(settled.verdict);
+    const { assertion } = settled;
 
     const receipt = await this.checkReceipt(assertion);
     result.authorization.problems = receipt.problems;
     result.authorization.receipt_verified = receipt.entry !== null;
     if (!receipt.entry) return verdict('receipt_invalid');
-    result.authorization.approved = receipt.entry.kind === 'gate.decision' && receipt.entry.decision === 'allow';
+    result.authorization.approved = isApproval(receipt.entry);
     if (!result.authorization.approved) return verdict('not_approved');
 
-    if (credentials.state !== 'trusted') return verdict('signer_not_registered');
+    if (settled.state !== 'trusted') return verdict('signer_not_registered');
     const platformAnchors = anchors.filter((anchor) => anchor.platformName === assertion.platform_name);
     const signedByPlatform =
       platformAnchors.length === anchors.length ||
@@ -205,36 +173,19 @@ export class ProvenanceService {
   }
 
   /**
-   * The receipt proves the decision only when it verifies against this log's key and origin, its
-   * leaf is the decision the assertion names (same check, voice, platform, use and time), and its
-   * checkpoint is one this log signed or extends (consistency from the stored tiles).
+   * The receipt proves the decision only when it proves the named decision in this log (the shared
+   * check) and its checkpoint is one this log signed or extends (consistency from the stored tiles).
    */
   private async checkReceipt(
     assertion: AuthorizationAssertion,
   ): Promise<{ entry: Omit<AuditEntry, 'entry_hash'> | null; problems: string[] }> {
     const { tlog } = this.deps;
-    const refused = (problem: string) => ({ entry: null, problems: [problem] });
-    if (assertion.receipt.check_id.toLowerCase() !== assertion.check_id) return refused('the receipt is for another check');
-    let verified: Awaited<ReturnType<typeof verifyReceipt>>;
-    try {
-      verified = await verifyReceipt(assertion.receipt, await tlog.verifierKey());
-    } catch (error) {
-      return refused(`the receipt does not verify against this log: ${(error as Error).message}`);
-    }
-    if (verified.checkpoint.origin !== assertion.log_origin) return refused('the assertion names another log');
-    const { entry } = verified;
-    const named = [
-      ['voice_id', assertion.voice_id],
-      ['platform_name', assertion.platform_name],
-      ['intended_use', assertion.intended_use],
-      ['decided_at', assertion.decided_at],
-    ] as const;
-    const differing = named.filter(([field, value]) => entry[field] !== value).map(([field]) => field);
-    if (differing.length > 0) return refused(`the logged decision differs from the assertion in ${differing.join(', ')}`);
+    const { verified, problems } = await checkAssertionReceipt(assertion, await tlog.verifierKey());
+    if (!verified) return { entry: null, problems };
     if (!(await tlog.consistentWith(verified.checkpoint.size, verified.checkpoint.rootHash))) {
-      return refused("the receipt's checkpoint is not consistent with this log");
+      return { entry: null, problems: ["the receipt's checkpoint is not consistent with this log"] };
     }
-    return { entry, problems: [] };
+    return { entry: verified.entry, problems: [] };
   }
 
   /** The verification's audit entry, and the named voice's owner told when the file fails. */
@@ -275,15 +226,6 @@ export class ProvenanceService {
     return { ...verification, check_id: checkId };
   }
 }
-
-const namedIn = (assertion: AuthorizationAssertion) => ({
-  check_id: assertion.check_id,
-  voice_id: assertion.voice_id,
-  platform_name: assertion.platform_name,
-  intended_use: assertion.intended_use,
-  decided_at: assertion.decided_at,
-  receipt: assertion.receipt,
-});
 
 /** c2pa-rs's reading; a manifest it cannot parse at all (cut short, not JUMBF) is the caller's bad input. */
 async function readOrRefuse(bytes: Uint8Array, mime: string, anchors: string): Promise<FileCredentials | null> {

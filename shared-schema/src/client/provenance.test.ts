@@ -1,24 +1,29 @@
+import { sign as signBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { signAsset } from '../provenance/c2pa.js';
 import { readCredentials } from '../provenance/credentials.js';
 import { testCertificateAuthority, testLeafCertificate } from '../provenance/test-ca.js';
+import { audioByteOffset, CREDENTIAL_FORMATS, editText } from '../provenance/test-files.js';
 import { testApprovalReceipt } from '../provenance/test-receipt.js';
-import { AUTHORIZATION_ASSERTION_LABEL, authorizationAssertionBytes, type ProvenanceMimeType } from '../provenance.js';
+import {
+  AUTHORIZATION_ASSERTION_LABEL,
+  type AuthorizationAssertion,
+  authorizationAssertionBytes,
+  type ProvenanceMimeType,
+  TRAINED_ALGORITHMIC_MEDIA,
+} from '../provenance.js';
 import { TlogFormatError } from '../tlog.js';
-import { authorizationAssertionOf, embedAuthorization } from './provenance.js';
+import { authorizationAssertionOf, embedAuthorization, verifyFile } from './provenance.js';
 
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../../../fixtures/audio/${name}`, import.meta.url)));
-const FORMATS: [string, ProvenanceMimeType][] = [
-  ['a.pcm16.wav', 'audio/wav'],
-  ['a.mp3', 'audio/mpeg'],
-  ['a.m4a', 'audio/mp4'],
-];
+const FORMATS = CREDENTIAL_FORMATS.map(({ file, mime }): [string, ProvenanceMimeType] => [file, mime]);
 
 const ca = testCertificateAuthority('Acme TTS Content Credentials CA', 'Acme TTS');
 const leaf = testLeafCertificate({ commonName: 'Acme TTS signer', organization: 'Acme TTS', issuer: ca });
 const signer = { certificateChain: [leaf.pem, ca.pem], privateKey: leaf.privateKey };
 
-describe('embedAuthorization', () => {
+describe('embedAuthorization', { timeout: 60_000 }, () => {
   it.each(FORMATS)('writes a signed manifest with the created action and the authorization into %s', async (name, mime) => {
     const { receipt, entry } = await testApprovalReceipt();
     const signed = await embedAuthorization(fixture(name), mime, { check_id: entry.check_id, receipt }, signer, {
@@ -91,5 +96,137 @@ describe('embedAuthorization', () => {
     expect(JSON.parse(new TextDecoder().decode(authorizationAssertionBytes(variantB))).approval_token).toBe('eyJ.x.y');
     expect(() => authorizationAssertionBytes({ ...assertion, license_token: 'secret' } as never)).toThrow();
     expect(AUTHORIZATION_ASSERTION_LABEL).toMatch(/^local\.vip\./);
+  });
+});
+
+/** A WAV signed by the test platform with the created action and whatever authorization assertion a forger writes. */
+const signedWithAssertion = (assertion: unknown) =>
+  signAsset(
+    fixture('a.pcm16.wav'),
+    'audio/wav',
+    {
+      claimGenerator: { name: 'test', version: '1' },
+      assertions: [
+        { label: 'c2pa.actions.v2', data: { actions: [{ action: 'c2pa.created', digitalSourceType: TRAINED_ALGORITHMIC_MEDIA }] } },
+        { label: AUTHORIZATION_ASSERTION_LABEL, data: assertion, kind: 'Json' },
+      ],
+    },
+    {
+      certificateChain: [leaf.der, ca.der],
+      algorithm: 'es256',
+      sign: (data) => signBytes('sha256', data, { key: leaf.privateKey, dsaEncoding: 'ieee-p1363' }),
+    },
+  );
+
+describe('verifyFile (offline, no service)', { timeout: 60_000 }, () => {
+  it.each(FORMATS)(
+    'judges a signed %s `authorized` against the saved log key, checkpoint and CA, and `altered` once a byte changed',
+    async (name, mime) => {
+      const { receipt, entry, verifierKey, checkpoint } = await testApprovalReceipt();
+      const signed = await embedAuthorization(fixture(name), mime, { check_id: entry.check_id, receipt }, signer);
+      const options = { verifierKey, checkpoint, trustAnchors: ca.pem };
+
+      const result = await verifyFile(signed, mime, options);
+      expect(result.verdict).toBe('authorized');
+      expect(result.credentials).toMatchObject({ present: true, state: 'trusted', failure_codes: [], synthetic: true });
+      expect(result.credentials.signer).toMatchObject({ common_name: 'Acme TTS signer', registered_platform: null });
+      expect(result.authorization).toEqual({
+        present: true,
+        problems: [],
+        check_id: entry.check_id,
+        voice_id: entry.voice_id,
+        platform_name: 'Acme TTS',
+        intended_use: 'audiobook',
+        decided_at: entry.decided_at,
+        receipt_verified: true,
+        approved: true,
+        checkpoint: { size: 1, relation: 'same' },
+      });
+      expect(result.not_checked).toEqual(['redemption', 'consent_and_license_today', 'voice']);
+      // Trusting the platform's signing certificate itself instead of its CA.
+      expect((await verifyFile(signed, mime, { verifierKey, trustAnchors: leaf.pem })).credentials.state).toBe('trusted');
+
+      const altered = Uint8Array.from(signed);
+      altered[audioByteOffset(signed)]! ^= 0x01;
+      const judged = await verifyFile(altered, mime, options);
+      expect(judged.verdict).toBe('altered');
+      expect(judged.credentials.failure_codes.some((code) => /^assertion\.(dataHash|bmffHash)\.mismatch$/.test(code))).toBe(true);
+    },
+  );
+
+  it('judges an edited assertion invalid, a file without a manifest `no_credentials`, and an untrusted signer `signer_not_registered`', async () => {
+    const { receipt, entry, verifierKey } = await testApprovalReceipt();
+    const signed = await embedAuthorization(fixture('a.mp3'), 'audio/mpeg', { check_id: entry.check_id, receipt }, signer);
+    const edited = await verifyFile(editText(signed, '"intended_use":"audiobook"', '"intended_use":"audioboox"'), 'audio/mpeg', {
+      verifierKey,
+      trustAnchors: ca.pem,
+    });
+    expect(edited.verdict).toBe('credentials_invalid');
+    expect(edited.credentials.failure_codes).toContain('assertion.hashedURI.mismatch');
+    expect((await verifyFile(fixture('a.mp3'), 'audio/mpeg', { verifierKey })).verdict).toBe('no_credentials');
+    // The receipt holds; only the signer is nobody the verifier trusts.
+    for (const trustAnchors of [undefined, testCertificateAuthority('Someone else').pem]) {
+      const untrusted = await verifyFile(signed, 'audio/mpeg', { verifierKey, trustAnchors });
+      expect(untrusted.verdict).toBe('signer_not_registered');
+      expect(untrusted.authorization).toMatchObject({ receipt_verified: true, approved: true });
+    }
+  });
+
+  it('refuses a receipt checked against another log’s key, and one whose leaf is another check’s (`receipt_invalid`)', async () => {
+    const { receipt, entry, verifierKey } = await testApprovalReceipt();
+    const other = await testApprovalReceipt();
+    const signed = await embedAuthorization(fixture('a.pcm16.wav'), 'audio/wav', { check_id: entry.check_id, receipt }, signer);
+    const foreignKey = await verifyFile(signed, 'audio/wav', { verifierKey: other.verifierKey, trustAnchors: ca.pem });
+    expect(foreignKey.verdict).toBe('receipt_invalid');
+    expect(foreignKey.authorization).toMatchObject({ receipt_verified: false, approved: false });
+    expect(foreignKey.authorization.problems.join()).toMatch(/does not verify against this log: the note has no valid signature/);
+
+    // The assertion names one check, the receipt (a valid one, same log) proves another.
+    const second = await testApprovalReceipt({ voice_id: entry.voice_id });
+    const swapped: AuthorizationAssertion = { ...authorizationAssertionOf({ check_id: entry.check_id, receipt }), receipt: second.receipt };
+    const anotherCheck = await verifyFile(await signedWithAssertion(swapped), 'audio/wav', {
+      verifierKey: second.verifierKey,
+      trustAnchors: ca.pem,
+    });
+    expect(anotherCheck.verdict).toBe('receipt_invalid');
+    expect(anotherCheck.authorization.problems).toEqual(['the receipt is for another check']);
+    // A leaf of the same check but another voice than the assertion says.
+    const otherVoice = { ...authorizationAssertionOf({ check_id: entry.check_id, receipt }), voice_id: crypto.randomUUID() };
+    const differing = await verifyFile(await signedWithAssertion(otherVoice), 'audio/wav', { verifierKey, trustAnchors: ca.pem });
+    expect(differing.verdict).toBe('receipt_invalid');
+    expect(differing.authorization.problems.join()).toMatch(/differs from the assertion in voice_id/);
+  });
+
+  it('judges a receipt of a decision that blocked `not_approved`', async () => {
+    const { receipt, entry, verifierKey } = await testApprovalReceipt({ decision: 'deny', action: 'authorization_denied' });
+    const assertion: AuthorizationAssertion = {
+      check_id: entry.check_id,
+      voice_id: entry.voice_id as string,
+      platform_name: entry.platform_name as string,
+      intended_use: 'audiobook',
+      decided_at: entry.decided_at,
+      log_origin: 'vip.test/audit',
+      receipt,
+    };
+    const result = await verifyFile(await signedWithAssertion(assertion), 'audio/wav', { verifierKey, trustAnchors: ca.pem });
+    expect(result.verdict).toBe('not_approved');
+    expect(result.authorization).toMatchObject({ receipt_verified: true, approved: false });
+  });
+
+  it('compares the receipt’s checkpoint with a saved one: newer, older, or a fork of the same size (`receipt_invalid`)', async () => {
+    const { receipt, entry, verifierKey, signCheckpoint } = await testApprovalReceipt();
+    const signed = await embedAuthorization(fixture('a.pcm16.wav'), 'audio/wav', { check_id: entry.check_id, receipt }, signer);
+    const judge = (checkpoint: string) => verifyFile(signed, 'audio/wav', { verifierKey, checkpoint, trustAnchors: ca.pem });
+    const root = () => crypto.getRandomValues(new Uint8Array(32));
+
+    const older = await judge(signCheckpoint(0, root()));
+    expect([older.verdict, older.authorization.checkpoint]).toEqual(['authorized', { size: 1, relation: 'newer' }]);
+    const newer = await judge(signCheckpoint(5, root()));
+    expect([newer.verdict, newer.authorization.checkpoint]).toEqual(['authorized', { size: 1, relation: 'older' }]);
+    const forked = await judge(signCheckpoint(1, root()));
+    expect(forked.verdict).toBe('receipt_invalid');
+    expect(forked.authorization).toMatchObject({ receipt_verified: false, checkpoint: { size: 1, relation: 'forked' } });
+    // A saved checkpoint the key did not sign is the caller's mistake, not a verdict on the file.
+    await expect(judge((await testApprovalReceipt()).checkpoint)).rejects.toThrow(TlogFormatError);
   });
 });

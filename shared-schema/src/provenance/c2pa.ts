@@ -120,13 +120,8 @@ export async function signAsset(
   }
 }
 
-export interface ReadOptions {
-  /** PEM certificates a signer's chain must reach to be `Trusted`. */
-  trustAnchors?: string;
-}
-
-/** What c2pa-rs reports of a file's manifest store; null when the file carries none. */
-export async function readManifestStore(asset: Uint8Array, mime: string, options: ReadOptions = {}): Promise<unknown | null> {
+/** What c2pa-rs reports of a file's manifest store; null when the file carries none. `trustAnchors`: PEM CA certificates a signer's chain must reach to be `Trusted`. */
+export async function readManifestStore(asset: Uint8Array, mime: string, options: { trustAnchors?: string } = {}): Promise<unknown | null> {
   loadC2pa();
   const settings = options.trustAnchors
     ? { verify: { verify_trust: true }, trust: { trust_anchors: options.trustAnchors } }

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import {
   AUTHORIZATION_ASSERTION_LABEL,
   type AuthorizationAssertion,
@@ -5,13 +6,23 @@ import {
   type CredentialState,
   TRAINED_ALGORITHMIC_MEDIA,
 } from '../provenance.js';
-import { type ReadOptions, readManifestStore } from './c2pa.js';
+import { readManifestStore } from './c2pa.js';
+import { certificateFingerprint, signerCertificate } from './signer.js';
 
 /**
  * A file's Content Credentials as c2pa-rs judges them, reduced to what a verifier of this service
  * acts on. Node only (c2pa-rs in WASM); the origin's verify route and the client's offline check
  * both read files through here.
  */
+
+export interface ReadOptions {
+  /**
+   * PEM certificates the signer is trusted through: CA certificates its chain must reach (c2pa-rs
+   * checks the chain), or the very leaf certificate it signed with (matched by SHA-256 fingerprint,
+   * since c2pa-rs never trusts a leaf given as an anchor). Without any, no signer is trusted.
+   */
+  trustAnchors?: string;
+}
 
 /** Codes about trust alone: the manifest is intact, only its signer is unknown to the anchors given. */
 const TRUST_CODES = new Set(['signingCredential.untrusted']);
@@ -23,6 +34,8 @@ export interface FileCredentials {
   /** Failure codes c2pa-rs reported for the active manifest (trust failures included). */
   failure_codes: string[];
   signer: { common_name: string | null; issuer: string | null; serial_number: string | null; algorithm: string | null };
+  /** Whether the signer was trusted as a registered leaf certificate (rather than through a CA). */
+  trusted_as_leaf: boolean;
   /** Whether a c2pa.created action says a trained model made the audio. */
   synthetic: boolean;
   /** The authorization assertion: absent, present and valid, or present and not what the schema fixes. */
@@ -49,19 +62,28 @@ const STATE_OF: Record<string, CredentialState> = { Trusted: 'trusted', Valid: '
 
 /** null when the file carries no manifest. */
 export async function readCredentials(asset: Uint8Array, mime: string, options: ReadOptions = {}): Promise<FileCredentials | null> {
-  const store = (await readManifestStore(asset, mime, options)) as ManifestStoreJson | null;
+  const anchors = splitAnchors(options.trustAnchors);
+  const store = (await readManifestStore(asset, mime, { trustAnchors: anchors.authorities })) as ManifestStoreJson | null;
   if (!store) return null;
   const manifest = store.active_manifest ? store.manifests?.[store.active_manifest] : undefined;
-  const failureCodes = (store.validation_results?.activeManifest?.failure ?? []).map((failure) => failure.code);
+  let failureCodes = (store.validation_results?.activeManifest?.failure ?? []).map((failure) => failure.code);
   const reportedState = STATE_OF[store.validation_state ?? ''] ?? 'invalid';
   // Without anchors c2pa-rs still says Valid for an intact manifest; an untrusted signer alone is not a broken file.
-  const state = reportedState === 'invalid' && failureCodes.every((code) => TRUST_CODES.has(code)) ? 'valid_untrusted' : reportedState;
+  let state = reportedState === 'invalid' && failureCodes.every((code) => TRUST_CODES.has(code)) ? 'valid_untrusted' : reportedState;
+  const info = manifest?.signature_info ?? {};
+  const trustedAsLeaf =
+    state === 'valid_untrusted' && anchors.leaves.size > 0 && store.active_manifest !== undefined
+      ? signedByLeaf(asset, store.active_manifest, info.cert_serial_number, anchors.leaves)
+      : false;
+  if (trustedAsLeaf) {
+    state = 'trusted';
+    failureCodes = failureCodes.filter((code) => !TRUST_CODES.has(code));
+  }
   const assertions = manifest?.assertions ?? [];
   const ours = assertions.filter((assertion) => assertion.label === AUTHORIZATION_ASSERTION_LABEL);
   const actions = assertions
     .filter((assertion) => assertion.label === 'c2pa.actions' || assertion.label === 'c2pa.actions.v2')
     .flatMap((assertion) => (assertion.data as { actions?: { action?: string; digitalSourceType?: string }[] })?.actions ?? []);
-  const info = manifest?.signature_info ?? {};
   return {
     state,
     assertion_count: Object.values(store.manifests ?? {}).reduce((sum, each) => sum + (each.assertions?.length ?? 0), 0),
@@ -72,6 +94,7 @@ export async function readCredentials(asset: Uint8Array, mime: string, options: 
       serial_number: info.cert_serial_number ?? null,
       algorithm: info.alg ?? null,
     },
+    trusted_as_leaf: trustedAsLeaf,
     synthetic: actions.some((action) => action.action === 'c2pa.created' && action.digitalSourceType === TRAINED_ALGORITHMIC_MEDIA),
     authorization: authorizationOf(ours.map((assertion) => assertion.data)),
   };
@@ -91,42 +114,25 @@ function authorizationOf(found: unknown[]): FileCredentials['authorization'] {
   return { present: true, valid: true, assertion: parsed.data };
 }
 
-/** JUMBF (ISO 19566-5): a superbox `jumb` whose description box `jumd` carries the C2PA manifest store's type UUID. */
-const MANIFEST_STORE_DESCRIPTION = Uint8Array.from([
-  ...new TextEncoder().encode('jumdc2pa'),
-  0x00,
-  0x11,
-  0x00,
-  0x10,
-  0x80,
-  0x00,
-  0x00,
-  0xaa,
-  0x00,
-  0x38,
-  0x9b,
-  0x71,
-]);
-
-/**
- * The size in bytes of the C2PA manifest store embedded in a file (WAV chunk, ID3 frame or BMFF box
- * all hold the JUMBF as is), read from its box header before anything parses it; null when none is
- * found. A box with a 64-bit length counts as larger than any limit.
- */
-export function manifestStoreSize(asset: Uint8Array): number | null {
-  const at = indexOfBytes(asset, MANIFEST_STORE_DESCRIPTION);
-  const start = at - 12;
-  if (at < 0 || start < 0 || new TextDecoder().decode(asset.subarray(start + 4, start + 8)) !== 'jumb') return null;
-  const length = new DataView(asset.buffer, asset.byteOffset + start, 4).getUint32(0);
-  return length === 1 ? Number.POSITIVE_INFINITY : length;
+/** CA certificates go to c2pa-rs as anchors; leaf certificates are matched by their fingerprint. */
+function splitAnchors(pems: string | undefined): { authorities: string; leaves: Set<string> } {
+  const blocks = pems?.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----\r?\n?/g) ?? [];
+  const authorities: string[] = [];
+  const leaves = new Set<string>();
+  for (const block of blocks) {
+    const certificate = new X509Certificate(block);
+    if (certificate.ca) authorities.push(block.endsWith('\n') ? block : `${block}\n`);
+    else leaves.add(certificateFingerprint(new Uint8Array(certificate.raw)));
+  }
+  return { authorities: authorities.join(''), leaves };
 }
 
-function indexOfBytes(haystack: Uint8Array, needle: Uint8Array): number {
-  const first = needle[0]!;
-  for (let at = haystack.indexOf(first); at >= 0 && at <= haystack.length - needle.length; at = haystack.indexOf(first, at + 1)) {
-    let matched = true;
-    for (let offset = 1; offset < needle.length && matched; offset++) matched = haystack[at + offset] === needle[offset];
-    if (matched) return at;
-  }
-  return -1;
+/**
+ * The active manifest was signed by one of `leaves`: the leaf in its signature verifies the claim
+ * and is the certificate c2pa-rs validated the signature with (the serial it reports).
+ */
+function signedByLeaf(asset: Uint8Array, activeLabel: string, reportedSerial: string | undefined, leaves: Set<string>): boolean {
+  const signer = signerCertificate(asset, activeLabel);
+  if (!signer || !leaves.has(signer.fingerprint_sha256) || reportedSerial === undefined) return false;
+  return BigInt(`0x${new X509Certificate(signer.der).serialNumber}`).toString() === reportedSerial;
 }

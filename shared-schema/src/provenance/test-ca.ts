@@ -71,6 +71,8 @@ export interface TestCertificateOptions {
   ed25519?: boolean;
   notBefore?: Date;
   notAfter?: Date;
+  /** A leaf's extended key usages; emailProtection, which c2pa-rs accepts, when absent. */
+  extendedKeyUsage?: readonly string[];
 }
 
 export const toPem = (certificate: Uint8Array) =>
@@ -99,7 +101,7 @@ function issue(options: TestCertificateOptions & { ca: boolean }): TestCertifica
     : [
         extension('2.5.29.19', true, sequence()),
         extension('2.5.29.15', true, bits(Uint8Array.of(0x80))),
-        extension('2.5.29.37', false, sequence(oid('1.3.6.1.5.5.7.3.4'))),
+        extension('2.5.29.37', false, sequence(...(options.extendedKeyUsage ?? ['1.3.6.1.5.5.7.3.4']).map(oid))),
       ];
   const tbs = sequence(
     explicit(0, der(0x02, Uint8Array.of(2))),

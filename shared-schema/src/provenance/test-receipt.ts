@@ -33,9 +33,13 @@ export async function testApprovalReceipt(fields: Partial<AuditEntry> = {}, orig
   const leaf = canonicalJson(entry);
   const pair = generateKeyPairSync('ed25519');
   const publicKey = new Uint8Array(Buffer.from(pair.publicKey.export({ format: 'jwk' }).x ?? '', 'base64url'));
-  const text = checkpointText({ origin, size: 1, rootHash: await rfc6962LeafHash(leaf) });
-  const signature = new Uint8Array(sign(null, new TextEncoder().encode(text), pair.privateKey));
-  const checkpoint = `${text}\n${noteSignatureLine(origin, await noteKeyId(origin, publicKey), signature)}`;
+  const keyId = await noteKeyId(origin, publicKey);
+  /** A checkpoint of this log signed with its key: the one the receipt carries, or any other view a test needs. */
+  const signCheckpoint = (size: number, rootHash: Uint8Array) => {
+    const text = checkpointText({ origin, size, rootHash });
+    return `${text}\n${noteSignatureLine(origin, keyId, new Uint8Array(sign(null, new TextEncoder().encode(text), pair.privateKey)))}`;
+  };
+  const checkpoint = signCheckpoint(1, await rfc6962LeafHash(leaf));
   const receipt: AuditReceipt = { check_id: entry.check_id, index: 0, leaf, proof: formatTlogProof({ index: 0, path: [], checkpoint }) };
-  return { entry, receipt, verifierKey: await noteVerifierKey(origin, publicKey) };
+  return { entry, receipt, checkpoint, signCheckpoint, verifierKey: await noteVerifierKey(origin, publicKey) };
 }

@@ -40,7 +40,7 @@ export const registerSigningCertificateRoute = defineRoute({
   path: '/api/v1/signing-certificates',
   operationId: 'registerSigningCertificate',
   summary:
-    "Register the CA certificate a platform's Content Credentials signing certificates are issued by (the platform's key for itself, or an administrator naming the platform); files whose signer chains to it verify as that platform's",
+    "Register a certificate a platform signs Content Credentials under: the CA its signing certificates are issued by, or a signing (leaf) certificate itself (the platform's key for itself, or an administrator naming the platform); files whose signer chains to the CA, or is the leaf, verify as that platform's",
   tag: 'provenance',
   auth: ['apiKey', 'bearer'],
   body: registerSigningCertificateSchema,
