@@ -4,10 +4,10 @@ import type { AuditReceipt } from '@vip/shared-schema/client';
 import { embedAuthorization } from '@vip/shared-schema/client/provenance';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pcm16Wav } from '../../origin/src/testing/fixtures.js';
 import { platformSigner } from '../../origin/src/testing/provenance-files.js';
 import { speakerRecordings } from '../../origin/src/testing/voiceprint.js';
 import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
-import { pcm16Wav } from '../../origin/src/voiceprint/test-support/fixtures.js';
 import {
   enrolledVoice,
   eventually,

@@ -1,7 +1,7 @@
 import type { ProvenanceMimeType } from '@vip/shared-schema';
 import type { PlatformSigner } from '@vip/shared-schema/client/provenance';
 import { testCertificateAuthority, testLeafCertificate } from '@vip/shared-schema/provenance/test-ca';
-import { readAudioFixture } from '../voiceprint/test-support/fixtures.js';
+import { readAudioFixture } from './fixtures.js';
 
 /** The committed fixtures of one utterance in the three containers Content Credentials are written into. */
 export const CREDENTIAL_FORMATS: { name: string; file: string; mime: ProvenanceMimeType }[] = [
