@@ -1,10 +1,12 @@
 import { defineConfig } from 'vitest/config';
+import { crossProjects } from './test/vitest.projects.js';
 
 /**
  * `npm test` runs every project: shared-schema units, the origin on PGlite, the origin again on a
  * Postgres server when TEST_DATABASE_URL is set, the Worker inside workerd (as Variant A, and again
- * deployed as Variant B), and the cross-plane tests with both planes started as `npm start` starts
- * them.
+ * deployed as Variant B), and the tests in test/, one project per folder (`cross:e2e`,
+ * `cross:architecture`, `cross:security`, …: test/vitest.projects.ts), most of them with both planes
+ * started as `npm start` starts them.
  */
 const onPostgres = process.env.TEST_DATABASE_URL
   ? [
@@ -31,7 +33,7 @@ export default defineConfig({
       ...onPostgres,
       'edge-gate/vitest.config.ts',
       'edge-gate/vitest.variant-b.config.ts',
-      'test/vitest.config.ts',
+      ...crossProjects,
     ],
   },
 });

@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type AudioFixture, FORMAT_FIXTURES, OTHER_AUDIO_FIXTURES } from '../origin/src/voiceprint/test-support/audio-fixtures.js';
+import { type AudioFixture, FORMAT_FIXTURES, OTHER_AUDIO_FIXTURES } from '../origin/src/testing/audio-fixtures.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const sharedDir = process.env.VIP_SHARED_DIR ?? path.resolve(repoRoot, '..', 'shared');

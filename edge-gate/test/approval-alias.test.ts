@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { edgeFetch, GATE_PATH, jsonPost, licensedVoice, newPlatformKey } from './support.js';
+import { edgeFetch, GATE_PATH, jsonPost, licensedVoice, newPlatformKey } from './testing/edge.js';
 
 const BEFORE_SUNSET = Date.parse('2026-09-01T12:00:00Z');
 const AFTER_SUNSET = Date.parse('2026-11-22T12:00:00Z');

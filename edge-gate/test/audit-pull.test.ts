@@ -1,8 +1,8 @@
 import { SELF } from 'cloudflare:test';
 import { type AuditRecord, INTERNAL_AUDIT_PULL_PATH } from '@vip/shared-schema';
 import { describe, expect, it } from 'vitest';
-import { findAuditRecord } from './audit-support.js';
-import { EDGE, edgeFetch, expectProblem, GATE_PATH, gateCheck, jsonPost, newPlatformKey, signedPost } from './support.js';
+import { findAuditRecord } from './testing/audit.js';
+import { EDGE, edgeFetch, expectProblem, GATE_PATH, gateCheck, jsonPost, newPlatformKey, signedPost } from './testing/edge.js';
 
 async function pull(body: { ack?: string[]; limit?: number }) {
   const response = await signedPost(INTERNAL_AUDIT_PULL_PATH, JSON.stringify(body));

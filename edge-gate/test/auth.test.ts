@@ -13,7 +13,7 @@ import {
   nextVersion,
   serveOriginJwks,
   sync,
-} from './support.js';
+} from './testing/edge.js';
 
 const body = (platformName = 'Any Platform') => ({ voice_id: crypto.randomUUID(), platform_name: platformName, intended_use: 'audiobook' });
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

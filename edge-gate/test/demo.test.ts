@@ -19,7 +19,7 @@ import {
   uniqueIp,
   uniqueName,
   voiceRecord,
-} from './support.js';
+} from './testing/edge.js';
 
 const DEMO_PATH = '/api/v1/protect/demo/pre-synthesis-check';
 const UUID = expect.stringMatching(/^[0-9a-f-]{36}$/);

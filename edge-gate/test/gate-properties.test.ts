@@ -2,6 +2,7 @@ import { INTENDED_USES, sha256Hex } from '@vip/shared-schema';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, type MockInstance } from 'vitest';
 import { evaluate } from '../src/gate/rules.js';
+import { serveOriginJwks } from './testing/edge.js';
 import {
   aliasGoneFrom,
   batchOf,
@@ -21,13 +22,12 @@ import {
   tokenPick,
   viaSelf,
   voiceSpec,
-} from './gate-properties-support.js';
-import { serveOriginJwks } from './support.js';
+} from './testing/gate-properties.js';
 
 /**
  * docs/CONTRACT.md#states-and-gate-rules as properties, Variant A (credentials required, `authorization_token`): random
  * consent and licence states are published through the signed internal sync route, the gate is
- * called over HTTP, and every answer must be the reference model's (gate-properties-support.ts).
+ * called over HTTP, and every answer must be the reference model's (testing/gate-properties.ts).
  * Each run is a batch of 1 to 4 independent scenarios sent at once. A failure prints fast-check's
  * seed and path; VITE_FC_SEED=<seed> VITE_FC_PATH=<path> replays it (VITE_FC_RUNS=<n> for more runs).
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findAuditRecord } from './audit-support.js';
+import { findAuditRecord } from './testing/audit.js';
 import {
   edgeFetch,
   expectProblem,
@@ -13,7 +13,7 @@ import {
   uniqueIp,
   uniqueName,
   voiceRecord,
-} from './support.js';
+} from './testing/edge.js';
 
 const VARIANT_B = { settings: { GATE_VARIANT: 'B' } };
 const anonymous = () => ({ 'cf-connecting-ip': uniqueIp() });

@@ -2,7 +2,7 @@ import { env, SELF } from 'cloudflare:test';
 import { kvKeys } from '@vip/shared-schema';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { findAuditRecord } from './audit-support.js';
+import { findAuditRecord } from './testing/audit.js';
 import {
   EDGE,
   edgeFetch,
@@ -18,7 +18,7 @@ import {
   sync,
   uniqueName,
   voiceRecord,
-} from './support.js';
+} from './testing/edge.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const licensingUrl = (voiceId: string) => `https://origin.test/licensing?voice_id=${voiceId}`;

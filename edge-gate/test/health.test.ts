@@ -1,7 +1,7 @@
 import { SELF } from 'cloudflare:test';
 import { edgeLivenessSchema } from '@vip/shared-schema';
 import { describe, expect, it } from 'vitest';
-import { EDGE, uniqueIp } from './support.js';
+import { EDGE, uniqueIp } from './testing/edge.js';
 
 describe('GET /healthz', () => {
   it('answers 200 ok with the deployed variant, without credentials', async () => {

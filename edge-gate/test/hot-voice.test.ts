@@ -15,7 +15,7 @@ import {
   REDEEM_PATH,
   sync,
   voiceRecord,
-} from './support.js';
+} from './testing/edge.js';
 
 /**
  * A popular voice licensed to many platforms at once: its approvals are spread over one desk per

@@ -2,7 +2,7 @@ import { SELF } from 'cloudflare:test';
 import { limits } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { describe, expect, it } from 'vitest';
-import { EDGE, expectProblem, GATE_PATH, newPlatformKey } from './support.js';
+import { EDGE, expectProblem, GATE_PATH, newPlatformKey } from './testing/edge.js';
 
 async function post(body: string, headers: Record<string, string>) {
   return SELF.fetch(`${EDGE}${GATE_PATH}`, { method: 'POST', headers, body });

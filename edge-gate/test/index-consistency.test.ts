@@ -13,7 +13,7 @@ import {
   nextVersion,
   type PlatformKey,
   REDEEM_PATH,
-} from './support.js';
+} from './testing/edge.js';
 
 /**
  * The edges of DECISIONS.md "The gate's reads off the hot path": who an API key is may come from an

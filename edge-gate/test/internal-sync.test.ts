@@ -14,7 +14,7 @@ import {
   signedPost,
   sync,
   voiceRecord,
-} from './support.js';
+} from './testing/edge.js';
 
 const validBatch = () =>
   JSON.stringify({ updates: [{ kind: 'voice', voice_id: crypto.randomUUID(), version: nextVersion(), record: null }] });

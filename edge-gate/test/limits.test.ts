@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { auditRecordsOfVoice } from './audit-support.js';
-import { burst, edgeFetch, expectProblem, GATE_PATH, jsonPost, licensedVoice, newPlatformKey, uniqueIp } from './support.js';
+import { auditRecordsOfVoice } from './testing/audit.js';
+import { burst, edgeFetch, expectProblem, GATE_PATH, jsonPost, licensedVoice, newPlatformKey, uniqueIp } from './testing/edge.js';
 
 /** Pinned inside one window, so a minute or hour boundary cannot split a run. */
 const PINNED = Date.parse('2026-11-22T10:20:15Z');

@@ -5,7 +5,7 @@ import { checkIdInShard } from '../src/gate/audit-shards.js';
 import { homeShardOfKey } from '../src/gate/callers.js';
 import { AuditOutbox } from '../src/objects/AuditOutbox.js';
 import { auditOutboxShard } from '../src/objects/audit-outbox-client.js';
-import { edgeFetch, GATE_PATH, jsonPost, licensedVoice, newPlatformKey, type PlatformKey, signedPost } from './support.js';
+import { edgeFetch, GATE_PATH, jsonPost, licensedVoice, newPlatformKey, type PlatformKey, signedPost } from './testing/edge.js';
 
 /** Pinned inside one window, so a minute boundary cannot split a run. */
 const PINNED = Date.parse('2026-11-22T10:20:15Z');

@@ -1,7 +1,7 @@
 import { SELF } from 'cloudflare:test';
 import { generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { findAuditRecord } from './audit-support.js';
+import { findAuditRecord } from './testing/audit.js';
 import {
   accessTokenFor,
   decodeJwtPart,
@@ -16,7 +16,7 @@ import {
   publishVoice,
   REDEEM_PATH,
   serveOriginJwks,
-} from './support.js';
+} from './testing/edge.js';
 
 const redeem = (token: string, headers: Record<string, string>) => SELF.fetch(`${EDGE}${REDEEM_PATH}`, jsonPost({ token }, headers));
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { evaluate, type GateQuery } from '../src/gate/rules.js';
-import { licence, voiceRecord } from './support.js';
+import { licence, voiceRecord } from './testing/edge.js';
 
 const NOW = Date.parse('2026-11-22T12:00:00Z');
 const query = (overrides: Partial<GateQuery> = {}): GateQuery => ({

@@ -19,7 +19,7 @@ import {
   REDEEM_PATH,
   sync,
   voiceRecord,
-} from './support.js';
+} from './testing/edge.js';
 
 /**
  * A desk seals each token's `jti` instead of storing the token (docs/DECISIONS.md#approvals-a-seal-instead-of-a-row):

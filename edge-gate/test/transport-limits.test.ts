@@ -1,7 +1,7 @@
 import { SELF } from 'cloudflare:test';
 import { limits } from '@vip/shared-schema';
 import { describe, expect, it } from 'vitest';
-import { EDGE, expectProblem } from './support.js';
+import { EDGE, expectProblem } from './testing/edge.js';
 
 /** What the HTTP layer refuses on the edge is problem+json with a code, like every other error. */
 describe('transport limits at the edge', () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repositoryRoot } from '../bench/support/repository.js';
-import { localImportsOf, sourceFiles } from './imports.js';
+import { localImportsOf, sourceFiles, specifiersOf } from './imports.js';
 
 /**
  * The edge's layers (docs/ARCHITECTURE.md, "The edge's layers"): deciding (`gate/`) is pure and
@@ -47,5 +47,20 @@ describe("the edge's layers", () => {
       'objects/VoiceGate.ts → http/context.ts',
     ]);
     expect(crossings('routes/redeem.ts', "import type { VoiceGate } from '../objects/VoiceGate.js';")).toEqual([]);
+  });
+
+  it('keeps test support in test/testing/: the Worker imports no test library, and test/ holds tests beside it', () => {
+    const TEST_LIBRARIES = ['vitest', 'fast-check', 'cloudflare:test'];
+    const testLibraryImports = (file: string, source: string) =>
+      specifiersOf(source)
+        .filter((name) => TEST_LIBRARIES.includes(name))
+        .map((name) => `${file} → ${name}`);
+    expect(sourceFiles(sourceRoot).flatMap((file) => testLibraryImports(file, readFileSync(join(sourceRoot, file), 'utf8')))).toEqual([]);
+    expect(testLibraryImports('gate/rules.ts', "import fc from 'fast-check';")).toEqual(['gate/rules.ts → fast-check']);
+
+    const supportOutsideTesting = sourceFiles(join(repositoryRoot, 'edge-gate/test')).filter(
+      (file) => !file.endsWith('.test.ts') && !file.endsWith('.d.ts') && !file.startsWith('testing/'),
+    );
+    expect(supportOutsideTesting).toEqual([]);
   });
 });

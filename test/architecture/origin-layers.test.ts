@@ -47,8 +47,8 @@ const WALLS: Wall[] = [
     says: 'the server never imports test support',
     files: [''],
     // The offline tools beside the engine (training, its bench) read the committed fixtures.
-    except: ['testing/', 'voiceprint/test-support/', 'voiceprint/training/', 'voiceprint/bench.ts'],
-    never: ['testing/', 'voiceprint/test-support/'],
+    except: ['testing/', 'voiceprint/training/', 'voiceprint/bench.ts'],
+    never: ['testing/'],
   },
 ];
 
@@ -66,6 +66,31 @@ function crossings(file: string, source: string): string[] {
       )
       .map((target) => `${file} → ${target} (${wall.says})`),
   );
+}
+
+/**
+ * A domain is a folder of origin/src above `db/` and `http/` and below `jobs/`; `registry/` is one
+ * domain with four parts. What a domain lets others use is exported from its `index.ts`; its stores,
+ * services and routes are its own, so another domain never imports them (docs/ARCHITECTURE.md,
+ * "Domains use each other through their index.ts").
+ */
+const NOT_DOMAINS = ['db/', 'http/', 'jobs/', 'testing/'];
+/** The link to the edge is plumbing the domains write through (the outbox in their transaction, the nudge after it), as they use `db/`. */
+const PLUMBING = ['edge-sync/'];
+
+const domainOf = (path: string): string | null => {
+  const [folder, ...rest] = path.split('/');
+  return rest.length === 0 || matches(path, [...NOT_DOMAINS, ...PLUMBING]) ? null : folder!;
+};
+
+/** The imports of `file` that reach inside another domain, as `file → import (…)`. */
+function reachesInside(file: string, source: string): string[] {
+  const home = domainOf(file);
+  if (file.endsWith('.test.ts') || home === null) return [];
+  return localImportsOf(sourceRoot, file, source).flatMap((target) => {
+    const owner = domainOf(target);
+    return owner === null || owner === home || target === `${owner}/index.ts` ? [] : [`${file} → ${target} (use ${owner}/index.ts)`];
+  });
 }
 
 describe("the origin's layers", () => {
@@ -104,10 +129,28 @@ describe("the origin's layers", () => {
     expect(crossings('server.ts', "import { buildServices } from './services.js';")).toEqual([]);
   });
 
+  it('lets a domain use another only through its index.ts', () => {
+    expect(sourceFiles(sourceRoot).flatMap((file) => reachesInside(file, readFileSync(join(sourceRoot, file), 'utf8')))).toEqual([]);
+    expect(reachesInside('screening/service.ts', "import { nearestVoices } from '../voices/store.js';")).toEqual([
+      'screening/service.ts → voices/store.ts (use voices/index.ts)',
+    ]);
+    expect(reachesInside('license-requests/service.ts', "import type { LicenseService } from '../registry/licenses/service.js';")).toEqual([
+      'license-requests/service.ts → registry/licenses/service.ts (use registry/index.ts)',
+    ]);
+    expect(reachesInside('voices/routes.ts', "type Who = import('../auth/guard.js').Principal;")).toEqual([
+      'voices/routes.ts → auth/guard.ts (use auth/index.ts)',
+    ]);
+    // What the rule allows: the owner's index.ts, the domain's own files, the layers below.
+    expect(reachesInside('screening/service.ts', "import { nearestVoices } from '../voices/index.js';")).toEqual([]);
+    expect(reachesInside('registry/licenses/service.ts', "import { publishVoiceIndex } from '../voice-index/publish.js';")).toEqual([]);
+    expect(reachesInside('voices/store.ts', "import { olderThan } from '../http/cursor.js';")).toEqual([]);
+    expect(reachesInside('jobs/background-jobs.ts', "import { WebhookWorker } from '../webhooks/worker.js';")).toEqual([]);
+  });
+
   it('keeps test support in testing/: no other module outside a test imports a test library', () => {
     const TEST_LIBRARIES = ['vitest', 'fast-check'];
     const supportOutsideTesting = (file: string, source: string) =>
-      file.endsWith('.test.ts') || matches(file, ['testing/', 'voiceprint/test-support/'])
+      file.endsWith('.test.ts') || matches(file, ['testing/'])
         ? []
         : specifiersOf(source)
             .filter((name) => TEST_LIBRARIES.includes(name))
@@ -117,5 +160,8 @@ describe("the origin's layers", () => {
     );
     expect(supportOutsideTesting('audit/test-records.ts', "import fc from 'fast-check';")).toEqual(['audit/test-records.ts → fast-check']);
     expect(supportOutsideTesting('testing/audit-records.ts', "import fc from 'fast-check';")).toEqual([]);
+    expect(supportOutsideTesting('voiceprint/test-support/stand-ins.ts', "import { expect } from 'vitest';")).toEqual([
+      'voiceprint/test-support/stand-ins.ts → vitest',
+    ]);
   });
 });

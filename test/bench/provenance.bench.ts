@@ -14,7 +14,7 @@ import { audioForm, speakerRecordings, startTestEngine } from '../../origin/src/
 import { insertEnrolledVoice } from '../../origin/src/testing/voices.js';
 import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
 import type { VoiceprintEngine } from '../../origin/src/voiceprint/index.js';
-import { pcm16Wav } from '../../origin/src/voiceprint/test-support/fixtures.js';
+import { pcm16Wav } from '../../origin/src/testing/fixtures.js';
 import type { Bench, Figure } from './bench.js';
 import { median, percentile, round } from './support/stats.js';
 

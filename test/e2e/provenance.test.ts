@@ -7,7 +7,6 @@ import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { speakerRecordings } from '../../origin/src/testing/voiceprint.js';
 import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
-import { pcm16Wav } from '../../origin/src/voiceprint/test-support/fixtures.js';
 import {
   enrolledVoice,
   eventually,

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { speechDir } from '../../origin/src/voiceprint/test-support/fixtures.js';
+import { speechDir } from '../../origin/src/testing/fixtures.js';
 
 /** Real speech committed to the repository (`fixtures/README.md`): the clone needs nothing beside it. */
 export const SPEECH_DIR = speechDir;

@@ -1,7 +1,7 @@
 import { SELF } from 'cloudflare:test';
 import { demoResponseVariantBSchema } from '@vip/shared-schema';
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, onTestFinished } from 'vitest';
-import { findAuditRecord } from '../audit-support.js';
+import { findAuditRecord } from '../testing/audit.js';
 import {
   accessTokenFor,
   burst,
@@ -18,7 +18,7 @@ import {
   uniqueIp,
   uniqueName,
   voiceRecord,
-} from '../support.js';
+} from '../testing/edge.js';
 
 /**
  * Spec conformance of a Variant B deployment (GATE_VARIANT=B in this project's bindings): every

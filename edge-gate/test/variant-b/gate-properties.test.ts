@@ -12,7 +12,7 @@ import {
   runScenario,
   scenario,
   viaSelf,
-} from '../gate-properties-support.js';
+} from '../testing/gate-properties.js';
 
 /**
  * docs/CONTRACT.md#states-and-gate-rules as properties on a Variant B deployment (public gate, `approval_token` only): the

@@ -1,6 +1,6 @@
 import { SELF } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { EDGE } from '../support.js';
+import { EDGE } from '../testing/edge.js';
 
 describe('GET /healthz on a Variant B deployment', () => {
   it('names variant B', async () => {

@@ -1,7 +1,7 @@
 import { createPrivateKey, sign as signBytes } from 'node:crypto';
 import { canonicalJson } from '@vip/shared-schema';
 import { CompactSign, compactVerify, importJWK, type JWK } from 'jose';
-import type { SigningJwk } from '../auth/access-tokens.js';
+import type { SigningJwk } from '../auth/index.js';
 
 export interface CheckpointStatement {
   tree_size: number;

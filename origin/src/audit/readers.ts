@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { callerOf } from '../auth/guard.js';
+import { callerOf } from '../auth/index.js';
 import type { AuditReader } from './store.js';
 
 /**

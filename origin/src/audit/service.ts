@@ -1,5 +1,6 @@
 import { type AuditOrder, type ChainLink, type ChainVerdict, GENESIS_HASH, ProblemError, verifyChainLinks } from '@vip/shared-schema';
 import type { Database } from '../db/client.js';
+import type { CheckpointRow } from '../db/schema.js';
 import type { Clock } from '../runtime.js';
 import { appendPendingBatch } from './appender.js';
 import { ChainHashThread } from './chain-hash-thread.js';
@@ -206,7 +207,7 @@ export class AuditService {
   }
 }
 
-const toCheckpoint = (row: store.CheckpointRow) => ({
+const toCheckpoint = (row: CheckpointRow) => ({
   tree_size: row.treeSize,
   head_hash: row.headHash,
   signed_at: row.signedAt.toISOString(),

@@ -1,7 +1,8 @@
 import { type AuditOrder, type AuditRecord, GENESIS_HASH } from '@vip/shared-schema';
 import { and, asc, desc, eq, getTableColumns, getTableName, gt, gte, inArray, lte, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { auditCheckpoints, auditEntries, auditPending, voices } from '../db/schema.js';
+import { auditCheckpoints, auditEntries, auditPending, type CheckpointRow } from '../db/schema.js';
+import { voiceIdsOfOwner } from '../voices/index.js';
 import type { ChainLine, RawChainPage } from './chain-page.js';
 import type { StoredEntry } from './entries.js';
 
@@ -112,7 +113,7 @@ function visibleTo(reader: AuditReader, fields: VisibilityFields = entryVisibili
   if (reader.kind === 'admin') return undefined;
   if (reader.kind === 'platform') return eq(fields.platformName, reader.platformName);
   // The owner's existing voices; a deleted voice's entries stay in the chain but only admins see them.
-  const ownVoices = sql`${fields.voiceId} in (select ${voices.id} from ${voices} where ${voices.ownerId} = ${reader.userId})`;
+  const ownVoices = sql`${fields.voiceId} in (${voiceIdsOfOwner(reader.userId)})`;
   return or(ownVoices, and(eq(fields.callerType, 'user'), eq(fields.callerId, reader.userId)));
 }
 
@@ -227,8 +228,6 @@ export async function entryHashAt(db: Executor, seq: number): Promise<string | n
   const [row] = await db.select({ entryHash: auditEntries.entryHash }).from(auditEntries).where(eq(auditEntries.seq, seq));
   return row?.entryHash ?? null;
 }
-
-export type CheckpointRow = typeof auditCheckpoints.$inferSelect;
 
 export async function insertCheckpoint(db: Executor, checkpoint: typeof auditCheckpoints.$inferInsert): Promise<void> {
   await db.insert(auditCheckpoints).values(checkpoint).onConflictDoNothing({ target: auditCheckpoints.treeSize });

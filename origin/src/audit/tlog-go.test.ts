@@ -12,7 +12,7 @@ import { auditEntries, auditTlogState, auditTlogTiles } from '../db/schema.js';
 import { gateRecord, restoreChain } from '../testing/audit-records.js';
 import { buildGoVerifier, type GoVerifier, goMissing } from '../testing/go-verifier.js';
 import { loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
-import { readAudioFixture } from '../voiceprint/test-support/fixtures.js';
+import { readAudioFixture } from '../testing/fixtures.js';
 import { EMPTY_TREE_ROOT } from './merkle.js';
 import { queueAuditRecords } from './queue.js';
 

@@ -1,6 +1,6 @@
 import { and, asc, eq, gte, lt, lte, or, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { auditEntries, auditTlogState, auditTlogTiles } from '../db/schema.js';
+import { auditEntries, auditTlogState, auditTlogTiles, type TlogState } from '../db/schema.js';
 import { type TileKey, tileKey } from './merkle.js';
 
 /** Serialises checkpoint signing across origin processes, so each new checkpoint is checked against the last one signed. */
@@ -9,8 +9,6 @@ const CHECKPOINTER_LOCK_KEY = 6_170_003;
 export async function lockCheckpointer(db: Executor): Promise<void> {
   await db.execute(sql`select pg_advisory_xact_lock(${sql.raw(String(CHECKPOINTER_LOCK_KEY))})`);
 }
-
-export type TlogState = typeof auditTlogState.$inferSelect;
 
 export async function tlogState(db: Executor): Promise<TlogState> {
   const [state] = await db.select().from(auditTlogState);

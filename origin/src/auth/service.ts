@@ -1,6 +1,7 @@
 import { limits, ProblemError, sha256Hex, type UserRole } from '@vip/shared-schema';
 import { loginRoute } from '@vip/shared-schema/routes/origin/auth';
 import type { Database } from '../db/client.js';
+import type { UserRow } from '../db/schema.js';
 import type { Runtime } from '../runtime.js';
 import type { AccessTokens } from './access-tokens.js';
 import type { PasswordHasher } from './passwords.js';
@@ -22,7 +23,7 @@ export interface AuthServiceDeps {
   runtime: Runtime;
 }
 
-type RefreshOutcome = { kind: 'rotated'; user: store.UserRow; refreshToken: string } | { kind: 'invalid' } | { kind: 'reused' };
+type RefreshOutcome = { kind: 'rotated'; user: UserRow; refreshToken: string } | { kind: 'invalid' } | { kind: 'reused' };
 
 export class AuthService {
   constructor(private readonly deps: AuthServiceDeps) {}
@@ -34,7 +35,7 @@ export class AuthService {
   }
 
   /** Creates the account unless the email is taken (null then). */
-  async createUser(email: string, password: string, role: UserRole): Promise<store.UserRow | null> {
+  async createUser(email: string, password: string, role: UserRole): Promise<UserRow | null> {
     const { db, hasher, runtime } = this.deps;
     const passwordHash = await hasher.hash(password);
     return store.insertUser(db, { id: runtime.newId(), email, passwordHash, role, createdAt: runtime.clock.now() });
@@ -135,14 +136,14 @@ export class AuthService {
     throw new ProblemError('rate_limited', 'Too many failed logins; try again later.', { headers: { 'retry-after': String(retryAfter) } });
   }
 
-  private async openSession(user: store.UserRow, familyId: string): Promise<Session> {
+  private async openSession(user: UserRow, familyId: string): Promise<Session> {
     const now = this.deps.runtime.clock.now();
     const refreshToken = this.newRefreshToken();
     await store.insertRefreshToken(this.deps.db, this.refreshRow(user.id, familyId, await sha256Hex(refreshToken), now));
     return this.session(user, refreshToken);
   }
 
-  private async session(user: store.UserRow, refreshToken: string): Promise<Session> {
+  private async session(user: UserRow, refreshToken: string): Promise<Session> {
     const { tokens, runtime } = this.deps;
     const accessToken = await tokens.issue({ userId: user.id, role: user.role }, runtime.clock.now(), runtime.newId());
     return {

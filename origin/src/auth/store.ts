@@ -1,10 +1,7 @@
 import type { UserRole } from '@vip/shared-schema';
 import { and, count, eq, gte, inArray, isNull, lt, min } from 'drizzle-orm';
 import type { Database, Executor } from '../db/client.js';
-import { loginFailures, refreshTokens, users } from '../db/schema.js';
-
-export type UserRow = typeof users.$inferSelect;
-export type RefreshTokenRow = typeof refreshTokens.$inferSelect;
+import { loginFailures, type RefreshTokenRow, refreshTokens, type UserRow, users } from '../db/schema.js';
 
 /** Inserts unless the email is taken; answers null when it is. */
 export async function insertUser(db: Executor, user: typeof users.$inferInsert): Promise<UserRow | null> {

@@ -1,5 +1,5 @@
 import { grantBiometricConsentRoute } from '@vip/shared-schema/routes/origin/biometric-consent';
-import { principalOf } from '../auth/guard.js';
+import { principalOf } from '../auth/index.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { BiometricConsentService } from './service.js';
 

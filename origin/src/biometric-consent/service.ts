@@ -2,9 +2,10 @@ import type { grantConsentRequestSchema } from '@vip/shared-schema';
 import { type AuditRecord, BIOMETRIC_CONSENT_STATEMENT, buildAuditRecord, ProblemError } from '@vip/shared-schema';
 import { grantBiometricConsentRoute } from '@vip/shared-schema/routes/origin/biometric-consent';
 import type { z } from 'zod';
-import { queueAuditRecords } from '../audit/queue.js';
-import type { Principal } from '../auth/guard.js';
+import { queueAuditRecords } from '../audit/index.js';
+import type { Principal } from '../auth/index.js';
 import type { Database } from '../db/client.js';
+import type { ConsentRow } from '../db/schema.js';
 import type { Runtime } from '../runtime.js';
 import * as store from './store.js';
 
@@ -43,7 +44,7 @@ export class BiometricConsentService {
   }
 }
 
-function consentAuditRecord(consent: store.ConsentRow, principal: Principal): AuditRecord {
+function consentAuditRecord(consent: ConsentRow, principal: Principal): AuditRecord {
   // No voice yet: the consent is spent by the enrollment that uses it.
   return buildAuditRecord('biometric_consent.granted', {
     check_id: consent.id,
@@ -70,7 +71,7 @@ export const consentRequired = (why: string) =>
  * An enrollment may go ahead on a biometric consent the caller granted and no voice has used yet.
  * A missing, foreign or spent consent answer alike, so consent ids cannot be probed.
  */
-export function usableConsent(consent: store.ConsentRow | null, ownerId: string): store.ConsentRow {
+export function usableConsent(consent: ConsentRow | null, ownerId: string): ConsentRow {
   if (!consent || consent.ownerId !== ownerId || consent.voiceId !== null) {
     throw consentRequired('This consent_id is not an unused biometric consent of yours.');
   }

@@ -1,9 +1,7 @@
 import type { SpokenConsentEvidence } from '@vip/shared-schema';
 import { eq } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { biometricConsents } from '../db/schema.js';
-
-export type ConsentRow = typeof biometricConsents.$inferSelect;
+import { biometricConsents, type ConsentRow } from '../db/schema.js';
 
 export async function insertConsent(db: Executor, consent: typeof biometricConsents.$inferInsert): Promise<ConsentRow> {
   const [row] = await db.insert(biometricConsents).values(consent).returning();

@@ -1,5 +1,5 @@
 import { compareVoicesRoute } from '@vip/shared-schema/routes/origin/detection';
-import { callerOf } from '../auth/guard.js';
+import { callerOf } from '../auth/index.js';
 import { readMultipartForm } from '../http/multipart-form.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { DetectionService } from './service.js';

@@ -1,13 +1,13 @@
 import { type ComparisonResult, ProblemError, uuid } from '@vip/shared-schema';
-import { type Caller, credentialOf } from '../auth/guard.js';
+import { type Caller, credentialOf } from '../auth/index.js';
 import type { Database } from '../db/client.js';
-import { recordEvent } from '../events/store.js';
+import { recordEvent } from '../events/index.js';
 import type { MultipartForm } from '../http/multipart-form.js';
 import type { RateLimiter } from '../http/rate-limit.js';
-import { holdsLiveLicense } from '../registry/licenses/store.js';
+import { holdsLiveLicense } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import type { EmbedFileResult, TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
-import * as voiceStore from '../voices/store.js';
+import { findEmbeddingOfVoice, findVoiceOfOwner, nearestVoice } from '../voices/index.js';
 
 export interface DetectionServiceDeps {
   db: Database;
@@ -92,7 +92,7 @@ export class DetectionService {
     await this.deps.db.transaction(async (tx) => {
       const reported = new Set<string>();
       for (const upload of uploads) {
-        const nearest = await voiceStore.nearestVoice(tx, upload, null);
+        const nearest = await nearestVoice(tx, upload, null);
         const point = engine.points(upload.model).sample_vs_enrolled.search;
         if (!nearest || nearest.similarity < point || reported.has(nearest.voiceId)) continue;
         reported.add(nearest.voiceId);
@@ -115,8 +115,8 @@ export class DetectionService {
   /** Only the caller's own voices: another owner's answers exactly like a missing one. */
   private async enrolledEmbedding(ownerId: string, voiceId: string): Promise<TaggedEmbedding & { speechSeconds: number }> {
     if (!uuid.safeParse(voiceId).success) throw formProblem('voice_id', 'must be a UUID');
-    const voice = await voiceStore.findVoiceOfOwner(this.deps.db, ownerId, voiceId);
-    const stored = voice ? await voiceStore.findEmbeddingOfVoice(this.deps.db, voice.id) : null;
+    const voice = await findVoiceOfOwner(this.deps.db, ownerId, voiceId);
+    const stored = voice ? await findEmbeddingOfVoice(this.deps.db, voice.id) : null;
     if (!voice || !stored) throw new ProblemError('not_found', 'No such voice.');
     return { ...stored, speechSeconds: voice.speechSeconds };
   }

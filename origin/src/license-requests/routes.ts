@@ -5,7 +5,7 @@ import {
   listLicenseRequestsRoute,
   requestLicenseRoute,
 } from '@vip/shared-schema/routes/origin/license-requests';
-import { callerOf, principalOf } from '../auth/guard.js';
+import { callerOf, principalOf } from '../auth/index.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { LicenseRequestService } from './service.js';
 

@@ -7,21 +7,18 @@ import {
   ProblemError,
   platformNameMismatch,
 } from '@vip/shared-schema';
-import { queueAuditRecords } from '../audit/queue.js';
-import type { Caller, Principal } from '../auth/guard.js';
+import { queueAuditRecords } from '../audit/index.js';
+import type { Caller, Principal } from '../auth/index.js';
 import type { Database, Executor } from '../db/client.js';
-import type { VoiceRow } from '../db/schema.js';
+import type { LicenseRequestRow, VoiceRow } from '../db/schema.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
-import { recordEvent } from '../events/store.js';
+import { recordEvent } from '../events/index.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { RateLimiter } from '../http/rate-limit.js';
-import { acceptableExpiry, type LicenseService } from '../registry/licenses/service.js';
-import { findVoiceFor, lockVoiceFor } from '../registry/voice-index/access.js';
-import type { RegistryActor } from '../registry/voice-index/audit.js';
-import { lockVoice } from '../registry/voice-index/store.js';
+import { acceptableExpiry, findVoiceFor, type LicenseService, lockVoiceFor, type RegistryActor } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
-import { sealLicenseToken } from '../webhooks/sealed-fields.js';
-import type { SecretEncryption } from '../webhooks/secret-encryption.js';
+import { lockVoice } from '../voices/index.js';
+import { type SecretEncryption, sealLicenseToken } from '../webhooks/index.js';
 import * as store from './store.js';
 
 export interface LicenseRequestServiceDeps {
@@ -169,7 +166,7 @@ export class LicenseRequestService {
     return { request_id: requestId, status: 'declined' as const };
   }
 
-  private async lockPending(tx: Executor, voiceId: string, requestId: string): Promise<store.LicenseRequestRow> {
+  private async lockPending(tx: Executor, voiceId: string, requestId: string): Promise<LicenseRequestRow> {
     const request = await store.lockRequestOfVoice(tx, voiceId, requestId);
     if (!request) throw notFound();
     if (request.status !== 'pending') throw new ProblemError('conflict', `The request is already ${request.status}.`);
@@ -205,7 +202,7 @@ type RequestActor = RegistryActor | { type: 'api_key'; keyId: string };
 function requestAuditRecord(
   checkId: string,
   voice: VoiceRow,
-  request: store.LicenseRequestRow,
+  request: LicenseRequestRow,
   reason: string,
   actor: RequestActor,
   now: Date,
@@ -222,7 +219,7 @@ function requestAuditRecord(
   });
 }
 
-function toLicenseRequest(row: store.LicenseRequestRow): LicenseRequest {
+function toLicenseRequest(row: LicenseRequestRow): LicenseRequest {
   return {
     request_id: row.id,
     voice_id: row.voiceId,

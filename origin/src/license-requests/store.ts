@@ -1,10 +1,8 @@
 import type { LicenseRequestStatus } from '@vip/shared-schema';
 import { and, desc, eq } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { licenseRequests } from '../db/schema.js';
+import { type LicenseRequestRow, licenseRequests } from '../db/schema.js';
 import { olderThan, type TimeCursor } from '../http/cursor.js';
-
-export type LicenseRequestRow = typeof licenseRequests.$inferSelect;
 
 export async function insertRequest(db: Executor, request: typeof licenseRequests.$inferInsert): Promise<LicenseRequestRow> {
   const [row] = await db.insert(licenseRequests).values(request).returning();

@@ -1,5 +1,6 @@
 import { API_KEY_PREFIX, ProblemError, sha256Hex } from '@vip/shared-schema';
 import type { Database } from '../db/client.js';
+import type { PlatformRow } from '../db/schema.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
 import { enqueueEdgeUpdate } from '../edge-sync/store.js';
 import type { Runtime } from '../runtime.js';
@@ -108,4 +109,4 @@ export class PlatformService {
   }
 }
 
-const toPlatform = (row: store.PlatformRow) => ({ platform_id: row.id, name: row.name, created_at: row.createdAt.toISOString() });
+const toPlatform = (row: PlatformRow) => ({ platform_id: row.id, name: row.name, created_at: row.createdAt.toISOString() });

@@ -1,9 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { apiKeys, platforms } from '../db/schema.js';
-
-export type PlatformRow = typeof platforms.$inferSelect;
-export type ApiKeyRow = typeof apiKeys.$inferSelect;
+import { type ApiKeyRow, apiKeys, type PlatformRow, platforms } from '../db/schema.js';
 
 /** Inserts unless the name is taken; answers null when it is. */
 export async function insertPlatform(db: Executor, platform: typeof platforms.$inferInsert): Promise<PlatformRow | null> {
@@ -18,6 +15,11 @@ export function listPlatforms(db: Executor): Promise<PlatformRow[]> {
 export async function findPlatform(db: Executor, id: string): Promise<PlatformRow | null> {
   const [row] = await db.select().from(platforms).where(eq(platforms.id, id));
   return row ?? null;
+}
+
+export async function platformExists(db: Executor, name: string): Promise<boolean> {
+  const [row] = await db.select({ id: platforms.id }).from(platforms).where(eq(platforms.name, name));
+  return row !== undefined;
 }
 
 export async function insertApiKey(db: Executor, key: typeof apiKeys.$inferInsert): Promise<ApiKeyRow> {

@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { limits, ProblemError, type SigningCertificate } from '@vip/shared-schema';
 import { certificateFingerprint } from '@vip/shared-schema/provenance/signer';
-import type { Caller } from '../auth/guard.js';
+import type { Caller } from '../auth/index.js';
 import type { Database } from '../db/client.js';
 import type { Runtime } from '../runtime.js';
 import * as store from './store.js';

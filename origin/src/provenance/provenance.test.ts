@@ -27,6 +27,7 @@ import { queueAuditRecords } from '../audit/queue.js';
 import { generateSigningJwk } from '../auth/access-tokens.js';
 import { auditPending, domainEvents } from '../db/schema.js';
 import { gateRecord } from '../testing/audit-records.js';
+import { pcm16Wav } from '../testing/fixtures.js';
 import { bearer, loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
 import { audioFixture } from '../testing/provenance-files.js';
@@ -34,7 +35,6 @@ import { audioForm, EMBEDDING_LIKE, speakerRecordings, startTestEngine } from '.
 import { insertEnrolledVoice } from '../testing/voices.js';
 import { decodeAudio } from '../voiceprint/decode.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
-import { pcm16Wav } from '../voiceprint/test-support/fixtures.js';
 
 const ACME = 'Acme TTS';
 const OTHER = 'Other Voices';

@@ -5,7 +5,7 @@ import {
   verifyProvenanceRoute,
 } from '@vip/shared-schema/routes/origin/provenance';
 import type { FastifyRequest } from 'fastify';
-import { callerOf } from '../auth/guard.js';
+import { callerOf } from '../auth/index.js';
 import { readMultipartForm } from '../http/multipart-form.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { SigningCertificateService } from './certificates.js';

@@ -17,19 +17,17 @@ import {
   settleCredentials,
 } from '@vip/shared-schema/provenance/judgement';
 import { manifestStoreSize } from '@vip/shared-schema/provenance/jumbf';
-import { queueAuditRecords } from '../audit/queue.js';
-import type { TransparencyLog } from '../audit/tlog-service.js';
-import type { Caller } from '../auth/guard.js';
+import { queueAuditRecords, type TransparencyLog } from '../audit/index.js';
+import type { Caller } from '../auth/index.js';
 import type { Database } from '../db/client.js';
-import { recordEvent } from '../events/store.js';
+import { recordEvent } from '../events/index.js';
 import type { MultipartForm } from '../http/multipart-form.js';
 import type { RateLimiter } from '../http/rate-limit.js';
-import { holdsLiveLicense } from '../registry/licenses/store.js';
+import { holdsLiveLicense } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
-import { protectedVoicesLike } from '../screening/service.js';
-import { sniffContainer } from '../voiceprint/container.js';
-import type { EmbedFileResult, VoiceprintEngine } from '../voiceprint/index.js';
-import { findEmbeddingOfVoice } from '../voices/store.js';
+import { protectedVoicesLike } from '../screening/index.js';
+import { type EmbedFileResult, sniffContainer, type VoiceprintEngine } from '../voiceprint/index.js';
+import { findEmbeddingOfVoice } from '../voices/index.js';
 import * as store from './store.js';
 
 export interface ProvenanceServiceDeps {

@@ -1,6 +1,6 @@
 import { limits } from '@vip/shared-schema';
 import { screenSampleRoute } from '@vip/shared-schema/routes/origin/screening';
-import { callerOf } from '../auth/guard.js';
+import { callerOf } from '../auth/index.js';
 import { readMultipartForm } from '../http/multipart-form.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { ScreeningService } from './service.js';

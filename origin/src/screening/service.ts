@@ -8,16 +8,16 @@ import {
   type ScreeningMatch,
   type ScreeningResult,
 } from '@vip/shared-schema';
-import { queueAuditRecords } from '../audit/queue.js';
-import { type Caller, credentialOf } from '../auth/guard.js';
+import { queueAuditRecords } from '../audit/index.js';
+import { type Caller, credentialOf } from '../auth/index.js';
 import type { Database, Executor } from '../db/client.js';
-import { recordEvent } from '../events/store.js';
+import { recordEvent } from '../events/index.js';
 import type { MultipartForm } from '../http/multipart-form.js';
 import type { RateLimiter } from '../http/rate-limit.js';
-import { holdsLiveLicense } from '../registry/licenses/store.js';
+import { holdsLiveLicense } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import type { TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
-import { type NearVoice, nearestVoices } from '../voices/store.js';
+import { type NearVoice, nearestVoices } from '../voices/index.js';
 
 export interface ScreeningServiceDeps {
   db: Database;

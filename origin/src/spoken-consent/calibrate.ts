@@ -16,8 +16,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { limits } from '@vip/shared-schema';
-import { decodeAudio } from '../voiceprint/decode.js';
-import { readSpeechManifest } from '../voiceprint/speech-manifest.js';
+import { decodeAudio, readSpeechManifest } from '../voiceprint/index.js';
 import { PHRASE_WORDS, phraseErrors } from './consent-words.js';
 import { WordsChecker } from './words.js';
 

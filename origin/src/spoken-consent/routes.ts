@@ -1,5 +1,5 @@
 import { createSpokenConsentChallengeRoute } from '@vip/shared-schema/routes/origin/spoken-consent';
-import { principalOf } from '../auth/guard.js';
+import { principalOf } from '../auth/index.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { SpokenConsentService } from './service.js';
 

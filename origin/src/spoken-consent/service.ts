@@ -8,15 +8,15 @@ import {
   SPOKEN_CONSENT_STATEMENT,
   type SpokenConsentEvidence,
 } from '@vip/shared-schema';
-import { queueAuditRecords } from '../audit/queue.js';
-import type { Principal } from '../auth/guard.js';
-import { recordSpokenEvidence } from '../biometric-consent/store.js';
+import { queueAuditRecords } from '../audit/index.js';
+import type { Principal } from '../auth/index.js';
+import { recordSpokenEvidence } from '../biometric-consent/index.js';
 import type { SpokenConsentSettings } from '../config.js';
 import type { Database, Executor } from '../db/client.js';
 import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
 import type { Runtime } from '../runtime.js';
-import { decodeAudio } from '../voiceprint/decode.js';
 import type { TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
+import { decodeAudio } from '../voiceprint/index.js';
 import { checkConsentWords, PHRASE_WORDS, spokenWords } from './consent-words.js';
 import * as store from './store.js';
 import { WordsChecker } from './words.js';

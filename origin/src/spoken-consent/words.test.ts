@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { speechDir } from '../testing/fixtures.js';
 import { decodeAudio } from '../voiceprint/decode.js';
-import { speechDir } from '../voiceprint/test-support/fixtures.js';
 import { phraseErrors, wordErrors } from './consent-words.js';
 import { WordsChecker } from './words.js';
 

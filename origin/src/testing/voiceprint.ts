@@ -4,8 +4,8 @@ import path from 'node:path';
 import { createVoiceprintEngine, type VoiceprintEngine } from '../voiceprint/index.js';
 import { type Calibration, defaultSearchTargets, perPairRate, type SearchTargets } from '../voiceprint/operating-points.js';
 import { readSpeechManifest, type SpeechRecording } from '../voiceprint/speech-manifest.js';
-import { pcm16Wav, speechDir } from '../voiceprint/test-support/fixtures.js';
-import { shippedBundledModel, writeTestModels } from '../voiceprint/test-support/stand-ins.js';
+import { pcm16Wav, speechDir } from './fixtures.js';
+import { shippedBundledModel, writeTestModels } from './stand-ins.js';
 
 /** Models whose weights are trained: with a calibrated threshold, their same/different verdicts can be asserted. */
 const TRAINED_MODELS = ['vip-speaker-v2', 'vip-speaker-v1', 'campplus-voxceleb'];

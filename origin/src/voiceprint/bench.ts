@@ -10,13 +10,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { OTHER_AUDIO_FIXTURES } from '../testing/audio-fixtures.js';
+import { readAudioFixture } from '../testing/fixtures.js';
+import { campplusStandInFile, fileFacts, standInDir, vipStandInEntry, vipStandInFile } from '../testing/stand-ins.js';
 import { defaultPipelineLimits } from './engine.js';
 import { bundledManifestPath, type ModelEntry, modelPath, readManifest, readVerifiedModel } from './manifest.js';
 import { type BackendName, loadBackend } from './onnx-runtime.js';
 import { type StageTimings, VoiceprintPipeline } from './pipeline.js';
-import { OTHER_AUDIO_FIXTURES } from './test-support/audio-fixtures.js';
-import { readAudioFixture } from './test-support/fixtures.js';
-import { campplusStandInFile, fileFacts, standInDir, vipStandInEntry, vipStandInFile } from './test-support/stand-ins.js';
 
 const AUDIO_SECONDS = 10;
 

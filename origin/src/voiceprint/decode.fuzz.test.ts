@@ -1,9 +1,9 @@
 import { ProblemError } from '@vip/shared-schema/problem';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FORMAT_FIXTURES } from '../testing/audio-fixtures.js';
+import { readAudioFixture } from '../testing/fixtures.js';
 import { mulberry32 } from '../testing/random.js';
 import { decodeAudio } from './decode.js';
-import { FORMAT_FIXTURES } from './test-support/audio-fixtures.js';
-import { readAudioFixture } from './test-support/fixtures.js';
 
 // Deterministic (mulberry32) so a failure can be replayed: the case index and seed identify the input.
 const SEED = 20261122;

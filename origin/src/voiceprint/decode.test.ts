@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ProblemError } from '@vip/shared-schema/problem';
 import { describe, expect, it } from 'vitest';
+import { FORMAT_FIXTURES, OTHER_AUDIO_FIXTURES as OTHER } from '../testing/audio-fixtures.js';
+import { fbankFixtureDir, readAudioFixture, readPcm16Wav } from '../testing/fixtures.js';
 import { sniffContainer } from './container.js';
 import { type DecodeLimits, decodeAudio } from './decode.js';
-import { FORMAT_FIXTURES, OTHER_AUDIO_FIXTURES as OTHER } from './test-support/audio-fixtures.js';
-import { fbankFixtureDir, readAudioFixture, readPcm16Wav } from './test-support/fixtures.js';
 
 const limits: DecodeLimits = { maxBytes: 20 * 1024 * 1024, maxSeconds: 300, minSeconds: 0.5 };
 const referenceWav = path.join(fbankFixtureDir, 'a.wav');

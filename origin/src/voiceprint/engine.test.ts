@@ -2,11 +2,7 @@ import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ProblemError } from '@vip/shared-schema/problem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createVoiceprintEngine, type VoiceprintEngine } from './engine.js';
-import { ModelIntegrityError, readManifest } from './manifest.js';
-import { readOnnxMetadata } from './onnx-metadata.js';
-import { ModelContractError } from './speaker-model.js';
-import { fbankFixtureDir, pcm16Wav, readPcm16Wav } from './test-support/fixtures.js';
+import { fbankFixtureDir, pcm16Wav, readPcm16Wav } from '../testing/fixtures.js';
 import {
   campplusStandInFile,
   fileFacts,
@@ -15,8 +11,12 @@ import {
   standInDir,
   vipStandInFile,
   writeTestModels,
-} from './test-support/stand-ins.js';
-import { TempDir } from './test-support/temp-dir.js';
+} from '../testing/stand-ins.js';
+import { TempDir } from '../testing/temp-dir.js';
+import { createVoiceprintEngine, type VoiceprintEngine } from './engine.js';
+import { ModelIntegrityError, readManifest } from './manifest.js';
+import { readOnnxMetadata } from './onnx-metadata.js';
+import { ModelContractError } from './speaker-model.js';
 
 /** Tests that start engines compile wasm and spawn threads: minutes on a loaded 2-core CI box. */
 const ENGINE_TEST_TIMEOUT_MS = 180_000;

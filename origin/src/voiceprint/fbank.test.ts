@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fbankFixtureDir, readFbankFixtures, readFloat32File, readPcm16Wav } from '../testing/fixtures.js';
 import { FbankExtractor } from './fbank.js';
-import { fbankFixtureDir, readFbankFixtures, readFloat32File, readPcm16Wav } from './test-support/fixtures.js';
 
 function maxAbsDifference(a: Float32Array, b: Float32Array): number {
   let worst = 0;

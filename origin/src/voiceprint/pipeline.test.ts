@@ -2,14 +2,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { InferenceSession } from 'onnxruntime-web';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { OTHER_AUDIO_FIXTURES as OTHER } from '../testing/audio-fixtures.js';
+import { readAudioFixture, speechDir } from '../testing/fixtures.js';
+import { shippedBundledModel, standInDir, vipStandInEntry, vipStandInFile } from '../testing/stand-ins.js';
 import { decodeAudio } from './decode.js';
 import { defaultPipelineLimits } from './engine.js';
 import { bundledManifestPath } from './manifest.js';
 import { type BackendName, loadBackend, type OrtBackend } from './onnx-runtime.js';
 import { SpeakerModel } from './speaker-model.js';
-import { OTHER_AUDIO_FIXTURES as OTHER } from './test-support/audio-fixtures.js';
-import { readAudioFixture, speechDir } from './test-support/fixtures.js';
-import { shippedBundledModel, standInDir, vipStandInEntry, vipStandInFile } from './test-support/stand-ins.js';
 import { defaultVadOptions, SileroVad, segmentSpeech, sileroModelPath, VAD_FRAME_SAMPLES } from './vad.js';
 
 /**

@@ -1,8 +1,8 @@
 import decode from 'audio-decode';
 import { describe, expect, it } from 'vitest';
+import { OTHER_AUDIO_FIXTURES as OTHER } from '../testing/audio-fixtures.js';
+import { readAudioFixture } from '../testing/fixtures.js';
 import { createResampler, polyphaseFilter, type ResamplerEngine } from './resample.js';
-import { OTHER_AUDIO_FIXTURES as OTHER } from './test-support/audio-fixtures.js';
-import { readAudioFixture } from './test-support/fixtures.js';
 
 const TARGET = 16000;
 

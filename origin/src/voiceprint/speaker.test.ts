@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ProblemError } from '@vip/shared-schema/problem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { speechDir } from '../testing/fixtures.js';
+import { shippedBundledModel, writeTestModels } from '../testing/stand-ins.js';
+import { TempDir } from '../testing/temp-dir.js';
 import { createVoiceprintEngine, type VoiceprintEngine } from './engine.js';
 import type { TaggedEmbedding } from './similarity.js';
 import { readSpeechManifest } from './speech-manifest.js';
-import { speechDir } from './test-support/fixtures.js';
-import { shippedBundledModel, writeTestModels } from './test-support/stand-ins.js';
-import { TempDir } from './test-support/temp-dir.js';
 
 /** The model the service runs: the manifest's first bundled one. */
 const BUNDLED_MODEL = shippedBundledModel()?.name;

@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ProblemError } from '@vip/shared-schema/problem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fbankFixtureDir, padWithSilence, pcm16Wav, readPcm16Wav } from '../testing/fixtures.js';
+import { standInPipeline } from '../testing/stand-in-pipeline.js';
 import { decodeAudio } from './decode.js';
 import { defaultPipelineLimits } from './engine.js';
 import { loadBackend } from './onnx-runtime.js';
 import type { VoiceprintPipeline } from './pipeline.js';
-import { fbankFixtureDir, padWithSilence, pcm16Wav, readPcm16Wav } from './test-support/fixtures.js';
-import { standInPipeline } from './test-support/pipeline.js';
 import { defaultVadOptions, SileroVad, segmentSpeech, sileroModelPath } from './vad.js';
 
 const speechWav = path.join(fbankFixtureDir, 'c.wav');

@@ -1,5 +1,5 @@
 import { type AuditRecord, buildAuditRecord } from '@vip/shared-schema';
-import type { Principal } from '../auth/guard.js';
+import type { Principal } from '../auth/index.js';
 
 type VoiceAuditKind = 'enrollment.completed' | 'enrollment.refused' | 'voice.deleted';
 

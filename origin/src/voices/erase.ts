@@ -1,11 +1,11 @@
-import { queueAuditRecords } from '../audit/queue.js';
-import type { Principal } from '../auth/guard.js';
-import * as consents from '../biometric-consent/store.js';
+import { queueAuditRecords } from '../audit/index.js';
+import type { Principal } from '../auth/index.js';
+import * as consents from '../biometric-consent/index.js';
 import type { Executor } from '../db/client.js';
 import type { VoiceRow } from '../db/schema.js';
-import { recordEvent } from '../events/store.js';
-import { closePendingRequests } from '../license-requests/service.js';
-import { publishVoiceIndex } from '../registry/voice-index/publish.js';
+import { recordEvent } from '../events/index.js';
+import { closePendingRequests } from '../license-requests/index.js';
+import { countLicensesOfVoice, publishVoiceIndex } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import { voiceAuditRecord } from './audit-records.js';
 import * as store from './store.js';
@@ -18,7 +18,7 @@ import * as store from './store.js';
  */
 export async function eraseVoice(tx: Executor, runtime: Runtime, voice: VoiceRow, principal: Principal, now: Date) {
   const receipt = {
-    licenses: await store.countLicensesOfVoice(tx, voice.id),
+    licenses: await countLicensesOfVoice(tx, voice.id),
     consents: await consents.deleteConsentsOfVoice(tx, voice.id),
     embeddings: await store.deleteEmbeddingsOfVoice(tx, voice.id),
     edge_index: true,

@@ -6,15 +6,14 @@ import {
   type WebhookEvent,
 } from '@vip/shared-schema';
 import type { z } from 'zod';
-import { queueAuditRecords } from '../audit/queue.js';
-import type { Principal } from '../auth/guard.js';
+import { queueAuditRecords } from '../audit/index.js';
+import type { Principal } from '../auth/index.js';
 import type { Database, Executor } from '../db/client.js';
 import type { VoiceRow } from '../db/schema.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
-import { recordEvent } from '../events/store.js';
+import { recordEvent } from '../events/index.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
-import { publishVoiceIndex } from '../registry/voice-index/publish.js';
-import { lockVoice } from '../registry/voice-index/store.js';
+import { publishVoiceIndex } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import { eraseVoice } from './erase.js';
 import * as store from './store.js';
@@ -93,7 +92,7 @@ export class VoiceReviewService {
     const { db, runtime } = this.deps;
     const now = runtime.clock.now();
     await db.transaction(async (tx) => {
-      const voice = await lockVoice(tx, voiceId);
+      const voice = await store.lockVoice(tx, voiceId);
       if (!voice) throw new ProblemError('not_found', 'No such voice.');
       if (voice.status !== 'pending_review') throw new ProblemError('conflict', 'This voice is not held for review.');
       const held = { voiceId: voice.id, ownerId: voice.ownerId };

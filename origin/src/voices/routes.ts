@@ -8,7 +8,7 @@ import {
   measureRecordingsRoute,
   reenrollVoiceRoute,
 } from '@vip/shared-schema/routes/origin/voices';
-import { principalOf } from '../auth/guard.js';
+import { principalOf } from '../auth/index.js';
 import { readMultipartForm } from '../http/multipart-form.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { VoiceReviewService } from './reviews.js';

@@ -8,20 +8,18 @@ import {
   validationProblem,
 } from '@vip/shared-schema';
 import type { z } from 'zod';
-import { queueAuditRecords } from '../audit/queue.js';
-import type { Principal } from '../auth/guard.js';
-import { consentRequired, usableConsent } from '../biometric-consent/service.js';
-import * as consents from '../biometric-consent/store.js';
+import { queueAuditRecords } from '../audit/index.js';
+import type { Principal } from '../auth/index.js';
+import { attachConsentToVoice, consentRequired, findConsent, lockConsent, usableConsent } from '../biometric-consent/index.js';
 import type { Database, Executor } from '../db/client.js';
 import type { VoiceRow } from '../db/schema.js';
 import type { OutboxSignal } from '../edge-sync/signal.js';
-import { recordEvent } from '../events/store.js';
+import { recordEvent } from '../events/index.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
-import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../registry/voice-index/access.js';
-import { publishVoiceIndex } from '../registry/voice-index/publish.js';
+import { findVoiceFor, lockVoiceFor, publishVoiceIndex, refuseWhileHeld } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
-import type { SpokenConsentService, VerifiedConsent } from '../spoken-consent/service.js';
+import type { SpokenConsentService, VerifiedConsent } from '../spoken-consent/index.js';
 import type { EmbedFileResult, EnrollmentResult, VoiceprintEngine } from '../voiceprint/index.js';
 import { voiceAuditRecord } from './audit-records.js';
 import { eraseVoice } from './erase.js';
@@ -67,7 +65,7 @@ export class VoiceService {
     const files = audioFilesOf(form);
     const { name, consent_id: consentId } = parsed.data;
     // Checked before the audio is processed, and again under lock when the voice is stored.
-    usableConsent(await consents.findConsent(db, consentId), principal.userId);
+    usableConsent(await findConsent(db, consentId), principal.userId);
     const spoken = await this.deps.spokenConsent.submissionOf(principal, form);
 
     const enrollment = await this.embedForEnrollment(engine, principal.userId, name, files);
@@ -76,7 +74,7 @@ export class VoiceService {
     const now = runtime.clock.now();
     const outcome = await db.transaction(async (tx): Promise<EnrollOutcome> => {
       await store.serializeEnrollments(tx, enrollment.model);
-      usableConsent(await consents.lockConsent(tx, consentId), principal.userId);
+      usableConsent(await lockConsent(tx, consentId), principal.userId);
       const match = await this.searchForConflict(tx, engine, enrollment, principal, principal.userId, name, now);
       if (match === 'refused') return { kind: 'conflict' };
       const voice = await store.insertVoice(tx, {
@@ -96,7 +94,7 @@ export class VoiceService {
         model: enrollment.model,
         embedding: enrollment.embedding,
       });
-      await consents.attachConsentToVoice(tx, consentId, voice.id);
+      await attachConsentToVoice(tx, consentId, voice.id);
       await this.recordSpokenConsent(tx, verified, voice.id, principal, now);
       await this.completeEnrollment(tx, voice, match, principal, now);
       return { kind: 'enrolled', voice };

@@ -1,9 +1,9 @@
-import type { VoiceStatus } from '@vip/shared-schema';
-import { and, asc, count, desc, eq, inArray, ne, sql } from 'drizzle-orm';
+import type { ConsentStatus, VoiceStatus } from '@vip/shared-schema';
+import { and, asc, desc, eq, inArray, ne, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { DatabaseUnavailableError, isDatabaseUnavailable } from '../db/errors.js';
-import { licenses, type VoiceRow, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
+import { type VoiceRow, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
 import { olderThan, type TimeCursor } from '../http/cursor.js';
 
 export interface StoredEmbedding {
@@ -26,17 +26,29 @@ export function listVoicesOfOwner(db: Executor, ownerId: string, limit: number, 
     .limit(limit);
 }
 
+export async function findVoice(db: Executor, voiceId: string): Promise<VoiceRow | null> {
+  const [row] = await db.select().from(voices).where(eq(voices.id, voiceId));
+  return row ?? null;
+}
+
+/**
+ * Locks the voice's row for the rest of the transaction: every change that publishes a voice takes
+ * this lock first, so its outbox row (the version) is written in commit order.
+ */
+export async function lockVoice(db: Executor, voiceId: string): Promise<VoiceRow | null> {
+  const [row] = await db.select().from(voices).where(eq(voices.id, voiceId)).for('update');
+  return row ?? null;
+}
+
+/** The ids of the owner's voices, as a subquery for `in (…)`. */
+export const voiceIdsOfOwner = (ownerId: string): SQL => sql`select ${voices.id} from ${voices} where ${voices.ownerId} = ${ownerId}`;
+
 export async function findVoiceOfOwner(db: Executor, ownerId: string, voiceId: string): Promise<VoiceRow | null> {
   const [row] = await db
     .select()
     .from(voices)
     .where(and(eq(voices.id, voiceId), eq(voices.ownerId, ownerId)));
   return row ?? null;
-}
-
-export async function countLicensesOfVoice(db: Executor, voiceId: string): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(licenses).where(eq(licenses.voiceId, voiceId));
-  return row?.n ?? 0;
 }
 
 /** Licences go with the voice row (ON DELETE CASCADE); count them first for the receipt. */
@@ -198,6 +210,11 @@ export async function deleteReview(db: Executor, voiceId: string): Promise<void>
 
 export async function setVoiceStatus(db: Executor, voiceId: string, status: VoiceStatus, now: Date): Promise<void> {
   await db.update(voices).set({ status, updatedAt: now }).where(eq(voices.id, voiceId));
+}
+
+/** The synthesis consent is the registry's to give; it is kept on the voice's row. */
+export async function setConsentStatus(db: Executor, voiceId: string, status: ConsentStatus, now: Date): Promise<void> {
+  await db.update(voices).set({ consentStatus: status, updatedAt: now }).where(eq(voices.id, voiceId));
 }
 
 /** The other owner's voice a held voice resembles, while it still exists. */

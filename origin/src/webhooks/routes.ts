@@ -7,7 +7,7 @@ import {
   rotateWebhookSecretRoute,
   testWebhookRoute,
 } from '@vip/shared-schema/routes/origin/webhooks';
-import { callerOf } from '../auth/guard.js';
+import { callerOf } from '../auth/index.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { WebhookService } from './service.js';
 

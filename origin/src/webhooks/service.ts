@@ -6,8 +6,9 @@ import {
   WEBHOOK_TEST_EVENT,
   type WebhookEvent,
 } from '@vip/shared-schema';
-import type { Caller } from '../auth/guard.js';
+import type { Caller } from '../auth/index.js';
 import type { Database } from '../db/client.js';
+import type { DeliveryRow, EndpointRow } from '../db/schema.js';
 import type { Runtime } from '../runtime.js';
 import { checkWebhookUrl, type Resolver, systemResolver } from './address-guard.js';
 import { SecretDecryptionError, SecretEncryption } from './secret-encryption.js';
@@ -179,7 +180,7 @@ export class WebhookService {
    * Someone else's endpoint answers 404, as a missing one does: ids are not confirmed to strangers.
    * An admin manages accounts' endpoints; a platform's are its own alone.
    */
-  private async endpointOf(caller: Caller, webhookId: string): Promise<store.EndpointRow> {
+  private async endpointOf(caller: Caller, webhookId: string): Promise<EndpointRow> {
     const subscriber = subscriberOf(caller);
     const endpoint = await store.findEndpoint(this.deps.db, webhookId);
     const visible =
@@ -192,7 +193,7 @@ export class WebhookService {
   }
 }
 
-const toWebhook = (row: store.EndpointRow) => ({
+const toWebhook = (row: EndpointRow) => ({
   webhook_id: row.id,
   url: row.url,
   events: row.events as WebhookEvent[],
@@ -201,7 +202,7 @@ const toWebhook = (row: store.EndpointRow) => ({
   previous_secret_valid_until: row.previousSecretUntil?.toISOString() ?? null,
 });
 
-const toDeliveryOutcome = (row: store.DeliveryRow) => ({
+const toDeliveryOutcome = (row: DeliveryRow) => ({
   message_id: row.messageId,
   event: row.eventType as WebhookEvent | typeof WEBHOOK_TEST_EVENT,
   status: row.status,

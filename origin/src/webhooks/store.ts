@@ -1,10 +1,15 @@
 import { WEBHOOK_TEST_EVENT } from '@vip/shared-schema';
 import { and, asc, desc, eq, inArray, isNull, lte, min, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { domainEvents, users, webhookDeliveries, webhookEndpoints, webhookFannedOut } from '../db/schema.js';
-
-export type EndpointRow = typeof webhookEndpoints.$inferSelect;
-export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+import {
+  type DeliveryRow,
+  domainEvents,
+  type EndpointRow,
+  users,
+  webhookDeliveries,
+  webhookEndpoints,
+  webhookFannedOut,
+} from '../db/schema.js';
 
 /** Who registers and manages endpoints: an account (owner or admin), or a platform through its API key. */
 export type WebhookSubscriber = { kind: 'account'; userId: string; isAdmin: boolean } | { kind: 'platform'; platformName: string };

@@ -34,3 +34,5 @@ export const auditTlogState = pgTable(
   },
   (table) => [check('audit_tlog_state_single_row', sql`${table.id}`)],
 );
+
+export type TlogState = typeof auditTlogState.$inferSelect;

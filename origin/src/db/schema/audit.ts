@@ -52,3 +52,5 @@ export const auditCheckpoints = pgTable('audit_checkpoints', {
   signature: text('signature').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),
 });
+
+export type CheckpointRow = typeof auditCheckpoints.$inferSelect;

@@ -28,3 +28,5 @@ export const biometricConsents = pgTable(
   },
   (table) => [index('biometric_consents_owner_idx').on(table.ownerId)],
 );
+
+export type ConsentRow = typeof biometricConsents.$inferSelect;

@@ -11,6 +11,8 @@ export const users = pgTable('users', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
 });
 
+export type UserRow = typeof users.$inferSelect;
+
 export const refreshTokens = pgTable(
   'refresh_tokens',
   {
@@ -28,6 +30,8 @@ export const refreshTokens = pgTable(
   },
   (table) => [index('refresh_tokens_family_idx').on(table.familyId)],
 );
+
+export type RefreshTokenRow = typeof refreshTokens.$inferSelect;
 
 /**
  * Failed logins, one row each, keyed by `account:<email>` and `ip:<address>`. Kept in the database

@@ -28,3 +28,5 @@ export const licenseRequests = pgTable(
     index('license_requests_voice_idx').on(table.voiceId, table.createdAt, table.id),
   ],
 );
+
+export type LicenseRequestRow = typeof licenseRequests.$inferSelect;

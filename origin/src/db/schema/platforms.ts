@@ -6,6 +6,8 @@ export const platforms = pgTable('platforms', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
 });
 
+export type PlatformRow = typeof platforms.$inferSelect;
+
 export const apiKeys = pgTable(
   'api_keys',
   {
@@ -22,3 +24,5 @@ export const apiKeys = pgTable(
   },
   (table) => [index('api_keys_platform_idx').on(table.platformId)],
 );
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;

@@ -35,6 +35,8 @@ export const webhookEndpoints = pgTable(
   ],
 );
 
+export type EndpointRow = typeof webhookEndpoints.$inferSelect;
+
 /**
  * One row per (endpoint, event), created by the fan-out; the worker's whole state, so a restart
  * resumes where it stopped. `message_id` is the stable `webhook-id` of every attempt. A test
@@ -71,6 +73,8 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_due_idx').on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
   ],
 );
+
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
 /** Domain events already fanned out to deliveries; an anti-join on it finds the rest, whatever their commit order. */
 export const webhookFannedOut = pgTable('webhook_fanned_out', {

@@ -5,7 +5,7 @@ import {
   renewLicenseRoute,
   revokeLicenseRoute,
 } from '@vip/shared-schema/routes/origin/registry/licenses';
-import { principalOf } from '../../auth/guard.js';
+import { principalOf } from '../../auth/index.js';
 import { addRoute, type RouteKit } from '../../http/routes.js';
 import type { LicenseService } from './service.js';
 

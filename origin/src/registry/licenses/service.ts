@@ -7,17 +7,18 @@ import {
   sha256Hex,
   type WebhookEvent,
 } from '@vip/shared-schema';
-import { queueAuditRecords } from '../../audit/queue.js';
-import type { Principal } from '../../auth/guard.js';
+import { queueAuditRecords } from '../../audit/index.js';
+import type { Principal } from '../../auth/index.js';
 import type { Database, Executor } from '../../db/client.js';
 import type { LicenseRow, VoiceRow } from '../../db/schema.js';
 import type { OutboxSignal } from '../../edge-sync/signal.js';
-import { recordEvent } from '../../events/store.js';
+import { recordEvent } from '../../events/index.js';
+import { platformExists } from '../../platforms/index.js';
 import type { Runtime } from '../../runtime.js';
+import { findVoice, lockVoice } from '../../voices/index.js';
 import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
 import { type RegistryActor, registryAuditRecord } from '../voice-index/audit.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
-import { findVoice, lockVoice } from '../voice-index/store.js';
 import * as store from './store.js';
 
 export interface LicenseServiceDeps {
@@ -74,7 +75,7 @@ export class LicenseService {
     const expiresAt = acceptableExpiry(request.expires_at, now);
     const licenseToken = `${LICENSE_TOKEN_PREFIX}${Buffer.from(runtime.randomBytes(32)).toString('base64url')}`;
     // The gate matches platform_name exactly, so a licence for a name no platform has would never be usable.
-    if (!(await store.platformExists(tx, request.platform_name))) {
+    if (!(await platformExists(tx, request.platform_name))) {
       throw new ProblemError('validation_failed', 'The licence must name a registered platform.', {
         errors: [{ field: 'body.platform_name', message: 'no registered platform has this name' }],
       });
@@ -97,7 +98,7 @@ export class LicenseService {
 
   /** Before licensing: a licence can only name a registered platform, exactly as the gate will be asked. */
   async checkPlatformName(name: string) {
-    if (!(await store.platformExists(this.deps.db, name))) {
+    if (!(await platformExists(this.deps.db, name))) {
       throw new ProblemError('not_found', 'No platform is registered under this exact name.');
     }
     return { platform_name: name };

@@ -1,6 +1,6 @@
-import { and, asc, eq, gt, lte } from 'drizzle-orm';
+import { and, asc, count, eq, gt, lte } from 'drizzle-orm';
 import type { Executor } from '../../db/client.js';
-import { type LicenseRow, licenses, platforms } from '../../db/schema.js';
+import { type LicenseRow, licenses } from '../../db/schema.js';
 
 export async function insertLicense(db: Executor, licence: typeof licenses.$inferInsert): Promise<LicenseRow> {
   const [row] = await db.insert(licenses).values(licence).returning();
@@ -9,6 +9,11 @@ export async function insertLicense(db: Executor, licence: typeof licenses.$infe
 
 export function listLicenses(db: Executor, voiceId: string): Promise<LicenseRow[]> {
   return db.select().from(licenses).where(eq(licenses.voiceId, voiceId)).orderBy(asc(licenses.createdAt), asc(licenses.id));
+}
+
+export async function countLicensesOfVoice(db: Executor, voiceId: string): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(licenses).where(eq(licenses.voiceId, voiceId));
+  return row?.n ?? 0;
 }
 
 /** Call after locking the voice: every registry change locks the voice first, then its licences. */
@@ -28,11 +33,6 @@ export async function updateLicense(
 ): Promise<LicenseRow> {
   const [row] = await db.update(licenses).set(changes).where(eq(licenses.id, licenseId)).returning();
   return row!;
-}
-
-export async function platformExists(db: Executor, name: string): Promise<boolean> {
-  const [row] = await db.select({ id: platforms.id }).from(platforms).where(eq(platforms.name, name));
-  return row !== undefined;
 }
 
 /** Voices with an active licence at or past its expiry; read without locks. */

@@ -1,5 +1,5 @@
 import { setSynthesisConsentRoute } from '@vip/shared-schema/routes/origin/registry/synthesis-consent';
-import { principalOf } from '../../auth/guard.js';
+import { principalOf } from '../../auth/index.js';
 import { addRoute, type RouteKit } from '../../http/routes.js';
 import type { SynthesisConsentService } from './service.js';
 

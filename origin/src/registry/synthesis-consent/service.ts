@@ -1,14 +1,14 @@
 import type { ConsentStatus } from '@vip/shared-schema';
-import { queueAuditRecords } from '../../audit/queue.js';
-import type { Principal } from '../../auth/guard.js';
+import { queueAuditRecords } from '../../audit/index.js';
+import type { Principal } from '../../auth/index.js';
 import type { Database } from '../../db/client.js';
 import type { OutboxSignal } from '../../edge-sync/signal.js';
-import { closePendingRequests } from '../../license-requests/service.js';
+import { closePendingRequests } from '../../license-requests/index.js';
 import type { Runtime } from '../../runtime.js';
+import { setConsentStatus } from '../../voices/index.js';
 import { lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
 import { registryAuditRecord } from '../voice-index/audit.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
-import { setConsentStatus } from './store.js';
 
 export interface SynthesisConsentServiceDeps {
   db: Database;

@@ -2,7 +2,8 @@ import type { VoiceIndexRecord } from '@vip/shared-schema';
 import type { Executor } from '../../db/client.js';
 import type { LicenseRow, VoiceRow } from '../../db/schema.js';
 import { enqueueEdgeUpdate } from '../../edge-sync/store.js';
-import { listActiveLicenses, lockVoice } from './store.js';
+import { lockVoice } from '../../voices/index.js';
+import { listActiveLicenses } from './store.js';
 
 /**
  * Publishes the voice's current state to the edge index (docs/ARCHITECTURE.md#consistency). Call it inside the

@@ -3,9 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { campplusStandInFile, fileFacts, productionCampplusEntry, standInDir } from '../../testing/stand-ins.js';
+import { TempDir } from '../../testing/temp-dir.js';
 import { type ModelEntry, ModelIntegrityError } from '../manifest.js';
-import { campplusStandInFile, fileFacts, productionCampplusEntry, standInDir } from '../test-support/stand-ins.js';
-import { TempDir } from '../test-support/temp-dir.js';
 import { fetchModel } from './fetch.js';
 
 describe('model:fetch', () => {

@@ -22,12 +22,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { limits } from '@vip/shared-schema';
+import { pcm16Wav } from '../../testing/fixtures.js';
 import { decodeAudio } from '../decode.js';
 import { createVoiceprintEngine, defaultPipelineLimits } from '../index.js';
 import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../manifest.js';
 import { defaultSearchTargets, operatingPoints } from '../operating-points.js';
 import { cosine, type TaggedEmbedding } from '../similarity.js';
-import { pcm16Wav } from '../test-support/fixtures.js';
 import { type CachedRecording, embeddingCachePath, enrolledFrom, readEmbeddingCache } from './embedding-cache.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));

@@ -13,9 +13,9 @@ import {
 import fc from 'fast-check';
 import { createLocalJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import { expect } from 'vitest';
-import { createApp } from '../src/app.js';
-import { findAuditRecord } from './audit-support.js';
-import { accessTokenFor, EDGE, GATE_PATH, jsonPost, newId, nextVersion, REDEEM_PATH, sync, uniqueIp } from './support.js';
+import { createApp } from '../../src/app.js';
+import { findAuditRecord } from './audit.js';
+import { accessTokenFor, EDGE, GATE_PATH, jsonPost, newId, nextVersion, REDEEM_PATH, sync, uniqueIp } from './edge.js';
 
 /*
  * Property tests of the gate's outcome rules (docs/CONTRACT.md#states-and-gate-rules) against a reference model written from

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { defaultPipelineLimits } from '../engine.js';
-import { type BackendName, loadBackend } from '../onnx-runtime.js';
-import { VoiceprintPipeline } from '../pipeline.js';
+import { defaultPipelineLimits } from '../voiceprint/engine.js';
+import { type BackendName, loadBackend } from '../voiceprint/onnx-runtime.js';
+import { VoiceprintPipeline } from '../voiceprint/pipeline.js';
 import { standInDir, vipStandInEntry, vipStandInFile } from './stand-ins.js';
 
 /** The whole per-file pipeline on the test's own thread, with the bundled-contract stand-in model. */

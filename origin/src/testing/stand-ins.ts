@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundledManifestPath, type Manifest, type ModelEntry, readManifest } from '../manifest.js';
+import { bundledManifestPath, type Manifest, type ModelEntry, readManifest } from '../voiceprint/manifest.js';
 
 export const campplusStandInFile = 'campplus-stand-in.onnx';
 export const vipStandInFile = 'vip-speaker-stand-in.onnx';
 
 /**
  * The committed stand-in ONNX graphs (a few hundred KB), so tests need no Python. They were written
- * by `/usr/bin/python3 origin/src/voiceprint/models/make-stand-ins.py origin/src/voiceprint/test-support/stand-ins`;
+ * by `/usr/bin/python3 origin/src/voiceprint/models/make-stand-ins.py origin/src/testing/stand-ins`;
  * run it again after changing that script.
  */
 export function standInDir(): string {

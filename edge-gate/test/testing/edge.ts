@@ -12,8 +12,8 @@ import {
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { expect, vi } from 'vitest';
-import { createApp } from '../src/app.js';
-import { systemRuntime } from '../src/runtime.js';
+import { createApp } from '../../src/app.js';
+import { systemRuntime } from '../../src/runtime.js';
 
 /** Storage is shared by every test of a run, so each test makes its own ids, names and versions. */
 export const newId = () => crypto.randomUUID();

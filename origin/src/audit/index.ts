@@ -1,0 +1,3 @@
+/** What other domains use of the audit chain: queuing their records in the transaction of a change, and the transparency log. */
+export { queueAuditRecords } from './queue.js';
+export type { TransparencyLog } from './tlog-service.js';

@@ -1,0 +1,2 @@
+/** What other domains use of the platforms. */
+export { platformExists } from './store.js';
