@@ -9,12 +9,12 @@ import { createCheckpointSigner } from '../../origin/src/audit/checkpoints.js';
 import { queueAuditRecords } from '../../origin/src/audit/queue.js';
 import { generateSigningJwk } from '../../origin/src/auth/access-tokens.js';
 import { gateRecord } from '../../origin/src/testing/audit-records.js';
+import { pcm16Wav } from '../../origin/src/testing/fixtures.js';
 import { bearer, loggedIn, platformWithApiKey, startTestOrigin } from '../../origin/src/testing/origin.js';
 import { audioForm, speakerRecordings, startTestEngine } from '../../origin/src/testing/voiceprint.js';
 import { insertEnrolledVoice } from '../../origin/src/testing/voices.js';
 import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
 import type { VoiceprintEngine } from '../../origin/src/voiceprint/index.js';
-import { pcm16Wav } from '../../origin/src/testing/fixtures.js';
 import type { Bench, Figure } from './bench.js';
 import { median, percentile, round } from './support/stats.js';
 

@@ -6,8 +6,8 @@ import { audioByteOffset, platformSigner } from '@vip/shared-schema/provenance/t
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
 import { pcm16Wav } from '../../origin/src/testing/fixtures.js';
+import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
 import { enrolledVoice, eventually, issuePlatformKey, json, post, registeredOwner } from '../support/service.js';
 import { ENROLL_CLIPS, OTHER_SPEAKER_CLIPS } from '../support/speech.js';
 import { chromiumMissing, collectConsole, expectAccessible, screenshot, serviceAndChromiumPerSuite, skipReason } from './support.js';

@@ -5,6 +5,7 @@ import { embedAuthorization, verifyFile } from '@vip/shared-schema/client/proven
 import { platformSigner } from '@vip/shared-schema/provenance/test-files';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pcm16Wav } from '../../origin/src/testing/fixtures.js';
 import { speakerRecordings } from '../../origin/src/testing/voiceprint.js';
 import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
 import {

@@ -1,7 +1,7 @@
 import { escapeHtml, INTENDED_USES, limits, renderPageShell } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
-import { verifyProvenanceRoute } from '@vip/shared-schema/routes/origin/provenance';
 import { tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin/audit';
+import { verifyProvenanceRoute } from '@vip/shared-schema/routes/origin/provenance';
 import { playgroundPageRoutes } from '@vip/shared-schema/routes/pages';
 
 /** A code sample the page shows with a copy button; `id` ties the button to the sample. */

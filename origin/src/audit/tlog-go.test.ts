@@ -10,9 +10,9 @@ import { asc, eq, gt } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries, auditTlogState, auditTlogTiles } from '../db/schema.js';
 import { gateRecord, restoreChain } from '../testing/audit-records.js';
+import { readAudioFixture } from '../testing/fixtures.js';
 import { buildGoVerifier, type GoVerifier, goMissing } from '../testing/go-verifier.js';
 import { loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
-import { readAudioFixture } from '../testing/fixtures.js';
 import { EMPTY_TREE_ROOT } from './merkle.js';
 import { queueAuditRecords } from './queue.js';
 
