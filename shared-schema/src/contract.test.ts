@@ -3,6 +3,7 @@ import { buildOpenApiDocument, type RouteContract } from './contract.js';
 import { PROBLEM_CODES_EXTENSION } from './docs-anchors.js';
 import { PROBLEM_CODES, problemSchema } from './problem.js';
 import * as edge from './routes/edge.js';
+import * as originSpokenConsent from './routes/origin/spoken-consent.js';
 import * as originAudit from './routes/origin-audit.js';
 import * as originHealth from './routes/origin-health.js';
 import * as originIdentity from './routes/origin-identity.js';
@@ -49,6 +50,7 @@ const planes = [
     originIdentity,
     originLicenseRequests,
     originRegistry,
+    originSpokenConsent,
     originTlog,
     originVoices,
     originWebhooks,

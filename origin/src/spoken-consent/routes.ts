@@ -1,3 +1,4 @@
+import { spokenConsentRecordingRoute } from '@vip/shared-schema/routes/origin/spoken-consent';
 import { createConsentChallengeRoute } from '@vip/shared-schema/routes/origin-voices';
 import { principalOf } from '../auth/guard.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
@@ -7,5 +8,12 @@ export function registerSpokenConsentRoutes({ app, registry, guards }: RouteKit,
   addRoute(app, registry, createConsentChallengeRoute, {
     guards: [guards.bearer],
     handler: (_input, request) => spokenConsent.issueChallenge(principalOf(request)),
+  });
+
+  addRoute(app, registry, spokenConsentRecordingRoute, {
+    guards: [guards.bearer],
+    handler: ({ params }, request) => spokenConsent.recordingOf(principalOf(request), params.voice_id),
+    // A download of biometric data: saved as a file, never kept by a cache.
+    headers: { 'content-disposition': 'attachment; filename="spoken-consent"', 'cache-control': 'no-store' },
   });
 }
