@@ -17,7 +17,6 @@ import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
 import type { Runtime } from '../runtime.js';
 import { decodeAudio } from '../voiceprint/decode.js';
 import type { TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
-import { findVoiceOfOwner } from '../voices/store.js';
 import { checkConsentWords, PHRASE_WORDS, spokenWords } from './consent-words.js';
 import * as store from './store.js';
 import { WordsChecker } from './words.js';
@@ -193,10 +192,9 @@ export class SpokenConsentService {
    * voice and a voice without a recording answer alike (404), so voice ids cannot be probed.
    */
   async recordingOf(principal: Principal, voiceId: string): Promise<Buffer> {
-    const voice = await findVoiceOfOwner(this.deps.db, principal.userId, voiceId);
-    const row = voice ? await store.findRecording(this.deps.db, voiceId) : null;
-    if (!row) throw new ProblemError('not_found', 'No voice of yours with this id has a spoken-consent recording.');
-    return row.audio;
+    const audio = await store.findRecordingOfOwner(this.deps.db, principal.userId, voiceId);
+    if (!audio) throw new ProblemError('not_found', 'No voice of yours with this id has a spoken-consent recording.');
+    return audio;
   }
 
   /** Unknown, another owner's, spent and expired challenges answer alike, so challenge ids cannot be probed. */

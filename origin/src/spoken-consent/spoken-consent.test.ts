@@ -114,6 +114,7 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
     );
 
     while ((await origin.audit.appendPending()).more);
+    await origin.tlog.signCheckpoint();
     const entries = await origin.database.db.select().from(auditEntries).where(eq(auditEntries.voiceId, voiceId));
     const verified = entries.map((entry) => JSON.parse(entry.entryJson)).find((entry) => entry.kind === 'spoken_consent.verified');
     expect(verified).toMatchObject({ caller_id: owner.userId, reason: `statement_version ${SPOKEN_CONSENT_STATEMENT.version}` });
