@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries, biometricConsents, consentChallenges, spokenConsentRecordings, voiceEmbeddings, voices } from '../db/schema.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
+import { randomBytesFor, recordedConsent, recordedConsentEnrollment } from '../testing/recorded-consent.js';
 import { engine, enroll, grantConsent, inject, origin } from '../testing/voice-routes.js';
 import { audioForm, silentWav, speakerRecordings } from '../testing/voiceprint.js';
 import { insertEnrolledVoice } from '../testing/voices.js';
 import { pcm16Wav } from '../voiceprint/test-support/fixtures.js';
 import { PHRASE_WORDS } from './consent-words.js';
-import { randomBytesFor, recordedConsent, recordedConsentEnrollment } from './test-support/recorded-consent.js';
 
 type Owner = Awaited<ReturnType<typeof loggedIn>>;
 
@@ -24,7 +24,7 @@ const ENROLLMENT = () => speakerRecordings('so762:SPEAKER9622', 0, 3);
 /** Another recording of the same speaker: the right voice, but a sentence of the corpus, not the statement. */
 const SAME_VOICE_OTHER_WORDS = () => speakerRecordings('so762:SPEAKER9622', 3, 1)[0]!;
 
-/** Digits the recorded speaker said (test-support/recorded-consent.ts). */
+/** Digits the recorded speaker said (testing/recorded-consent.ts). */
 const SAYABLE_PHRASE = 'nine two six zero eight five';
 
 /** A challenge whose phrase is `phrase`: the origin's random source (the runtime) yields it, once. */

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SPOKEN_CONSENT_STATEMENT } from '@vip/shared-schema';
-import { fixturesDir, pcm16Wav, speechDir } from '../../voiceprint/test-support/fixtures.js';
-import { PHRASE_WORDS } from '../consent-words.js';
+import { PHRASE_WORDS } from '../spoken-consent/consent-words.js';
+import { fixturesDir, pcm16Wav, speechDir } from '../voiceprint/test-support/fixtures.js';
 
 /**
  * A real person's spoken consent, committed under fixtures/spoken-consent/ by
- * make-consent-fixtures.ts: speechocean762 speaker so762:SPEAKER2007 (dev half) saying the
+ * scripts/make-consent-fixtures.ts: speechocean762 speaker so762:SPEAKER2007 (dev half) saying the
  * statement, the statement with "not" inserted, and the digits zero, two, five, six, eight and nine,
  * each word cut from their own read sentences. The same speaker's enrollment clips are committed in fixtures/speech/so762/. Tests,
  * the e2e and browser suites and the demo seed read it; nothing beside the clone is needed.

@@ -5,7 +5,7 @@
  * boundaries PocketSphinx aligns to their transcripts. Needs ../shared (or
  * VIP_SHARED_DIR); the tests read only what it writes:
  *
- *   npx tsx origin/src/spoken-consent/make-consent-fixtures.ts
+ *   npx tsx scripts/make-consent-fixtures.ts
  *
  * The statement's words were chosen so that one speaker of the corpus says every one of them
  * (docs/DECISIONS.md#spoken-consent); changing the statement means rerunning this.
@@ -14,13 +14,13 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { limits, SPOKEN_CONSENT_STATEMENT } from '@vip/shared-schema';
-import { decodeAudio } from '../voiceprint/decode.js';
-import { pcm16Wav } from '../voiceprint/test-support/fixtures.js';
-import { spokenWords } from './consent-words.js';
-import { joined, RECORDED_CONSENT, recordedConsentDir } from './test-support/recorded-consent.js';
-import { WordsChecker } from './words.js';
+import { spokenWords } from '../origin/src/spoken-consent/consent-words.js';
+import { WordsChecker } from '../origin/src/spoken-consent/words.js';
+import { joined, RECORDED_CONSENT, recordedConsentDir } from '../origin/src/testing/recorded-consent.js';
+import { decodeAudio } from '../origin/src/voiceprint/decode.js';
+import { pcm16Wav } from '../origin/src/voiceprint/test-support/fixtures.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const sharedDir = process.env.VIP_SHARED_DIR ?? path.resolve(repoRoot, '..', 'shared');
 const corpusDir = path.join(sharedDir, 'speech', 'dev');
 const SAMPLE_RATE = 16000;
