@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { RouteContract } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
+import * as spokenConsentRoutes from '@vip/shared-schema/routes/origin/spoken-consent';
 import * as auditRoutes from '@vip/shared-schema/routes/origin-audit';
 import * as healthRoutes from '@vip/shared-schema/routes/origin-health';
 import * as identityRoutes from '@vip/shared-schema/routes/origin-identity';
@@ -29,6 +30,7 @@ export const ORIGIN_CONTRACTS: RouteContract[] = [
   registryRoutes,
   licenseRequestRoutes,
   voiceRoutes,
+  spokenConsentRoutes,
   webhookRoutes,
   auditRoutes,
   healthRoutes,
