@@ -13,6 +13,7 @@ import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type AudioFixture, FORMAT_FIXTURES, OTHER_AUDIO_FIXTURES } from '../origin/src/testing/audio-fixtures.js';
+import { RECORDED_CONSENT } from '../origin/src/testing/recorded-consent.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const sharedDir = process.env.VIP_SHARED_DIR ?? path.resolve(repoRoot, '..', 'shared');
@@ -47,6 +48,8 @@ const SPEECH = {
   SPEAKER9622: ['096220004', '096220005', '096220008', '096220012', '096220014', '096220025'],
   SPEAKER9623: ['096230020'],
   SPEAKER9633: ['096330019', '096330021', '096330022', '096330023', '096330024', '096330026'],
+  // The speaker of the spoken consent committed under fixtures/spoken-consent/ (scripts/make-consent-fixtures.ts).
+  SPEAKER2007: [...RECORDED_CONSENT.enrollmentClips],
 } satisfies Record<string, string[]>;
 
 /**

@@ -10,14 +10,21 @@ import { isoTimestamp, uuid } from './common.js';
 export const SPOKEN_CONSENT_LANGUAGES = ['en'] as const;
 
 export const SPOKEN_CONSENT_STATEMENT = {
-  version: 'spoken-en-1',
+  /**
+   * spoken-en-2 replaced spoken-en-1 ("I am the owner of this voice and I agree that it may be
+   * enrolled for voice protection."): read after the written biometric consent, it affirms it in the
+   * voice being enrolled, in words a real recorded speaker of the project's test corpus says, so that
+   * a passing enrollment is tested on real speech (docs/DECISIONS.md#spoken-consent).
+   */
+  version: 'spoken-en-2',
   language: 'en',
-  text: 'I am the owner of this voice and I agree that it may be enrolled for voice protection.',
+  text: 'It is me here and you can use it now.',
   negations: [
-    'I am the owner of this voice and I do not agree that it may be enrolled for voice protection.',
-    "I am the owner of this voice and I don't agree that it may be enrolled for voice protection.",
-    'I am the owner of this voice and I disagree that it may be enrolled for voice protection.',
-    'I am not the owner of this voice and I agree that it may be enrolled for voice protection.',
+    'It is me here and you can not use it now.',
+    'It is me here and you cannot use it now.',
+    "It is me here and you can't use it now.",
+    'It is me here and you do not use it now.',
+    'It is not me here and you can use it now.',
   ],
 } as const satisfies { version: string; language: (typeof SPOKEN_CONSENT_LANGUAGES)[number]; text: string; negations: readonly string[] };
 

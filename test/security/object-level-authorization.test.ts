@@ -234,6 +234,14 @@ describe('object-level authorization: another owner, another platform', () => {
       expect(body).not.toContain(voiceA);
       expect(body).not.toContain(ownerA.userId);
     },
+    downloadSpokenConsentRecording: async () => {
+      // Another owner's voice answers as a voice without a recording: the audio and the voice's existence stay A's.
+      attempts.push({ route: 'downloadSpokenConsentRecording', input: "download another owner's spoken-consent recording" });
+      const response = await s.call('downloadSpokenConsentRecording', `${s.origin}/api/v1/voices/${voiceA}/spoken-consent`, {
+        headers: asB(),
+      });
+      await expectProblem(response, 404, 'not_found');
+    },
     reenrollVoice: async () => {
       const form = new FormData();
       form.set('audio', new Blob([await readFile(SPEAKERS.b[0]!)], { type: 'audio/ogg' }), 'take.opus');

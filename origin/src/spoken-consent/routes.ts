@@ -1,4 +1,4 @@
-import { createSpokenConsentChallengeRoute } from '@vip/shared-schema/routes/origin/spoken-consent';
+import { createSpokenConsentChallengeRoute, spokenConsentRecordingRoute } from '@vip/shared-schema/routes/origin/spoken-consent';
 import { principalOf } from '../auth/index.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { SpokenConsentService } from './service.js';
@@ -7,5 +7,12 @@ export function registerSpokenConsentRoutes({ app, registry, guards }: RouteKit,
   addRoute(app, registry, createSpokenConsentChallengeRoute, {
     guards: [guards.bearer],
     handler: (_input, request) => spokenConsent.issueChallenge(principalOf(request)),
+  });
+
+  addRoute(app, registry, spokenConsentRecordingRoute, {
+    guards: [guards.bearer],
+    handler: ({ params }, request) => spokenConsent.recordingOf(principalOf(request), params.voice_id),
+    // A download of biometric data: saved as a file, never kept by a cache.
+    headers: { 'content-disposition': 'attachment; filename="spoken-consent"', 'cache-control': 'no-store' },
   });
 }

@@ -72,7 +72,7 @@ export class SpokenConsentService {
       ownerId: principal.userId,
       statementVersion: SPOKEN_CONSENT_STATEMENT.version,
       language: SPOKEN_CONSENT_STATEMENT.language,
-      phrase: randomPhrase(),
+      phrase: randomPhrase(runtime),
       createdAt: now,
       expiresAt: new Date(now.getTime() + limits.consentChallengeTtlSeconds * 1000),
     });
@@ -189,11 +189,14 @@ export class SpokenConsentService {
     await queueAuditRecords(tx, [spokenConsentAuditRecord(verified.evidence, voiceId, principal, now, this.deps.runtime.newId())], now);
   }
 
-  /** The owner's download of a voice's consent recording (the caller found the voice as theirs). */
-  async recordingOf(voiceId: string) {
-    const row = await store.findRecording(this.deps.db, voiceId);
-    if (!row) throw new ProblemError('not_found', 'This voice has no spoken-consent recording (it was enrolled before spoken consent).');
-    return row;
+  /**
+   * The owner's download of a voice's consent recording, byte for byte as uploaded. Another owner's
+   * voice and a voice without a recording answer alike (404), so voice ids cannot be probed.
+   */
+  async recordingOf(principal: Principal, voiceId: string): Promise<Buffer> {
+    const audio = await store.findRecordingOfOwner(this.deps.db, principal.userId, voiceId);
+    if (!audio) throw new ProblemError('not_found', 'No voice of yours with this id has a spoken-consent recording.');
+    return audio;
   }
 
   /** Unknown, another owner's, spent and expired challenges answer alike, so challenge ids cannot be probed. */
@@ -212,10 +215,17 @@ const challengeProblem = () =>
     'The challenge_id is not an unused, unexpired challenge of yours: ask for a new one (POST /api/v1/consents/challenges) and record the consent again.',
   );
 
-function randomPhrase(): string {
-  const digits = new Uint32Array(limits.consentPhraseWords);
-  crypto.getRandomValues(digits);
-  return Array.from(digits, (value) => PHRASE_WORDS[value % PHRASE_WORDS.length]).join(' ');
+/**
+ * Each word from 32 random bits (little-endian) of the runtime's random source, modulo the word
+ * count: the runtime is where tests pin randomness (the bias of 2^32 mod 10 is below 1 in 10^8).
+ */
+function randomPhrase(runtime: Runtime): string {
+  const bytes = runtime.randomBytes(4 * limits.consentPhraseWords);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return Array.from(
+    { length: limits.consentPhraseWords },
+    (_, index) => PHRASE_WORDS[view.getUint32(4 * index, true) % PHRASE_WORDS.length],
+  ).join(' ');
 }
 
 function spokenConsentAuditRecord(

@@ -1,12 +1,15 @@
+import { createHash } from 'node:crypto';
 import { consentChallengeSchema, limits, SPOKEN_CONSENT_STATEMENT } from '@vip/shared-schema';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { biometricConsents, consentChallenges, voices } from '../db/schema.js';
-import { pcm16Wav } from '../testing/fixtures.js';
+import { auditEntries, biometricConsents, consentChallenges, spokenConsentRecordings, voiceEmbeddings, voices } from '../db/schema.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
-import { enroll, grantConsent, inject, origin } from '../testing/voice-routes.js';
+import { randomBytesFor, recordedConsent, recordedConsentEnrollment } from '../testing/recorded-consent.js';
+import { engine, enroll, grantConsent, inject, origin } from '../testing/voice-routes.js';
 import { audioForm, silentWav, speakerRecordings } from '../testing/voiceprint.js';
+import { insertEnrolledVoice } from '../testing/voices.js';
+import { pcm16Wav } from '../testing/fixtures.js';
 import { PHRASE_WORDS } from './consent-words.js';
 
 type Owner = Awaited<ReturnType<typeof loggedIn>>;
@@ -20,6 +23,20 @@ const challenge = async (owner: Owner, target: TestOrigin = origin) =>
 const ENROLLMENT = () => speakerRecordings('so762:SPEAKER9622', 0, 3);
 /** Another recording of the same speaker: the right voice, but a sentence of the corpus, not the statement. */
 const SAME_VOICE_OTHER_WORDS = () => speakerRecordings('so762:SPEAKER9622', 3, 1)[0]!;
+
+/** Digits the recorded speaker said (testing/recorded-consent.ts). */
+const SAYABLE_PHRASE = 'nine two six zero eight five';
+
+/** A challenge whose phrase is `phrase`: the origin's random source (the runtime) yields it, once. */
+async function challengeFor(owner: Owner, phrase: string) {
+  const random = origin.runtime.randomBytes;
+  origin.runtime.randomBytes = () => randomBytesFor(phrase);
+  try {
+    return await challenge(owner);
+  } finally {
+    origin.runtime.randomBytes = random;
+  }
+}
 
 /** Nothing of the attempt is kept: no voice, the consent unused, the challenge unspent. */
 async function expectNothingStored(owner: Owner, consentId: string, challengeId: string) {
@@ -56,6 +73,94 @@ describe('POST /api/v1/consents/challenges', () => {
 });
 
 describe('POST /api/v1/voices/enroll with a spoken consent', () => {
+  it('enrolls a voice whose speaker read the statement and the phrase: evidence in the consent record, the recording kept and downloadable by its owner only, an audit entry; erasure deletes the recording', async () => {
+    const owner = await loggedIn(origin);
+    const consentId = await grantConsent(owner);
+    const issued = await challengeFor(owner, SAYABLE_PHRASE);
+    expect(issued.phrase).toBe(SAYABLE_PHRASE);
+    const recording = recordedConsent(issued.phrase);
+    const answer = await enroll(
+      owner,
+      { audio: recordedConsentEnrollment(), spoken_consent: recording },
+      { name: 'Spoken', consent_id: consentId, challenge_id: issued.challenge_id },
+    );
+    expect(answer.statusCode, answer.body).toBe(201);
+    const voiceId = answer.json().voice_id as string;
+    expect(answer.body).not.toContain('recording_sha256');
+
+    const [consent] = await origin.database.db.select().from(biometricConsents).where(eq(biometricConsents.id, consentId));
+    expect(consent?.spokenEvidence).toMatchObject({
+      challenge_id: issued.challenge_id,
+      statement_version: SPOKEN_CONSENT_STATEMENT.version,
+      phrase: SAYABLE_PHRASE,
+      heard: `it is me here and you can use it now ${SAYABLE_PHRASE}`,
+      phrase_wrong_words: 0,
+      recording_sha256: createHash('sha256').update(recording).digest('hex'),
+    });
+    expect(consent?.spokenEvidence?.statement_score).toBeGreaterThanOrEqual(0.39);
+    expect(consent?.spokenEvidence?.speaker_similarity).toBeGreaterThanOrEqual(consent!.spokenEvidence!.speaker_threshold);
+    const [challengeRow] = await origin.database.db.select().from(consentChallenges).where(eq(consentChallenges.id, issued.challenge_id));
+    expect(challengeRow?.usedAt).not.toBeNull();
+
+    const download = await inject({ method: 'GET', url: `/api/v1/voices/${voiceId}/spoken-consent`, headers: bearer(owner.accessToken) });
+    expect(download.statusCode).toBe(200);
+    expect(download.headers['content-type']).toBe('application/octet-stream');
+    expect(Buffer.compare(download.rawPayload, Buffer.from(recording))).toBe(0);
+    const stranger = await loggedIn(origin);
+    expectProblem(
+      await inject({ method: 'GET', url: `/api/v1/voices/${voiceId}/spoken-consent`, headers: bearer(stranger.accessToken) }),
+      404,
+      'not_found',
+    );
+
+    while ((await origin.audit.appendPending()).more);
+    await origin.tlog.signCheckpoint();
+    const entries = await origin.database.db.select().from(auditEntries).where(eq(auditEntries.voiceId, voiceId));
+    const verified = entries.map((entry) => JSON.parse(entry.entryJson)).find((entry) => entry.kind === 'spoken_consent.verified');
+    expect(verified).toMatchObject({ caller_id: owner.userId, reason: `statement_version ${SPOKEN_CONSENT_STATEMENT.version}` });
+    const receipt = await inject({
+      method: 'GET',
+      url: `/api/v1/protect/audit-log/${verified.check_id}/receipt`,
+      headers: bearer(owner.accessToken),
+    });
+    expect(receipt.statusCode, receipt.body).toBe(200);
+
+    expect((await inject({ method: 'DELETE', url: `/api/v1/voices/${voiceId}`, headers: bearer(owner.accessToken) })).statusCode).toBe(200);
+    expect(await origin.database.db.select().from(spokenConsentRecordings).where(eq(spokenConsentRecordings.voiceId, voiceId))).toEqual([]);
+    expectProblem(
+      await inject({ method: 'GET', url: `/api/v1/voices/${voiceId}/spoken-consent`, headers: bearer(owner.accessToken) }),
+      404,
+      'not_found',
+    );
+  });
+
+  it('refuses the statement read with "not" inserted (consent_statement_not_spoken), saying what was heard, storing nothing', async () => {
+    const owner = await loggedIn(origin);
+    const consentId = await grantConsent(owner);
+    const issued = await challengeFor(owner, SAYABLE_PHRASE);
+    const answer = await enroll(
+      owner,
+      { audio: recordedConsentEnrollment(), spoken_consent: recordedConsent(issued.phrase, { negated: true }) },
+      { name: 'Refused', consent_id: consentId, challenge_id: issued.challenge_id },
+    );
+    const problem = expectProblem(answer, 422, 'consent_statement_not_spoken');
+    expect(problem.detail).toContain('Heard: "it is me here and you can not use it now');
+    await expectNothingStored(owner, consentId, issued.challenge_id);
+  });
+
+  it('refuses the right statement followed by another phrase than the challenge asked (consent_phrase_not_spoken)', async () => {
+    const owner = await loggedIn(origin);
+    const consentId = await grantConsent(owner);
+    const issued = await challengeFor(owner, SAYABLE_PHRASE);
+    const answer = await enroll(
+      owner,
+      { audio: recordedConsentEnrollment(), spoken_consent: recordedConsent('two zero eight five nine six') },
+      { name: 'Misread', consent_id: consentId, challenge_id: issued.challenge_id },
+    );
+    expectProblem(answer, 422, 'consent_phrase_not_spoken');
+    await expectNothingStored(owner, consentId, issued.challenge_id);
+  });
+
   it('refuses a consent read by another speaker than the enrollment audio (consent_speaker_mismatch), storing nothing', async () => {
     const owner = await loggedIn(origin);
     const consentId = await grantConsent(owner);
@@ -160,7 +265,7 @@ describe('SPOKEN_CONSENT=required', () => {
   let required: TestOrigin;
   beforeAll(async () => {
     required = await startTestOrigin({
-      voiceprint: (await import('../testing/voice-routes.js')).engine,
+      voiceprint: engine,
       spokenConsent: { mode: 'required', phraseMaxWrongWords: 1 },
     });
   });
@@ -185,5 +290,21 @@ describe('SPOKEN_CONSENT=required', () => {
     const problem = expectProblem(enrollment, 422, 'validation_failed');
     expect(problem.errors?.map((error) => error.field)).toEqual(['body.spoken_consent', 'body.challenge_id']);
     expect(await required.database.db.select().from(voices).where(eq(voices.ownerId, owner.userId))).toEqual([]);
+  });
+
+  it('asks a voice enrolled before spoken consent for one at its next re-recording (re-enrollment without one is refused)', async () => {
+    const owner = await loggedIn(required);
+    const voiceId = await insertEnrolledVoice(required.database.db, engine, owner.userId, ENROLLMENT());
+    const [before] = await required.database.db.select().from(voiceEmbeddings).where(eq(voiceEmbeddings.voiceId, voiceId));
+    const answer = await required.app.inject({
+      method: 'POST',
+      url: `/api/v1/voices/${voiceId}/re-enroll`,
+      headers: bearer(owner.accessToken),
+      payload: audioForm({ audio: ENROLLMENT() }),
+    });
+    const problem = expectProblem(answer, 422, 'validation_failed');
+    expect(problem.errors?.map((error) => error.field)).toEqual(['body.spoken_consent', 'body.challenge_id']);
+    const [after] = await required.database.db.select().from(voiceEmbeddings).where(eq(voiceEmbeddings.voiceId, voiceId));
+    expect(after).toEqual(before);
   });
 });

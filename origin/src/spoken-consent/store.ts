@@ -1,6 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { consentChallenges, spokenConsentRecordings } from '../db/schema.js';
+import { consentChallenges, spokenConsentRecordings, voices } from '../db/schema.js';
 
 export type ChallengeRow = typeof consentChallenges.$inferSelect;
 
@@ -30,7 +30,12 @@ export async function keepRecording(db: Executor, recording: typeof spokenConsen
   await db.insert(spokenConsentRecordings).values(recording).onConflictDoUpdate({ target: spokenConsentRecordings.voiceId, set: rest });
 }
 
-export async function findRecording(db: Executor, voiceId: string) {
-  const [row] = await db.select().from(spokenConsentRecordings).where(eq(spokenConsentRecordings.voiceId, voiceId));
-  return row ?? null;
+/** The consent recording of a voice of `ownerId`; null for another owner's voice as for none. */
+export async function findRecordingOfOwner(db: Executor, ownerId: string, voiceId: string): Promise<Buffer | null> {
+  const [row] = await db
+    .select({ audio: spokenConsentRecordings.audio })
+    .from(spokenConsentRecordings)
+    .innerJoin(voices, eq(voices.id, spokenConsentRecordings.voiceId))
+    .where(and(eq(spokenConsentRecordings.voiceId, voiceId), eq(voices.ownerId, ownerId)));
+  return row?.audio ?? null;
 }

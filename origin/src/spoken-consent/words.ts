@@ -87,6 +87,20 @@ export class WordsChecker {
     return this.search(dithered(samples), jsgf('sentence', ruleBody, rules)).text;
   }
 
+  /** Where each word of a known text lies in the audio (forced alignment), in seconds, pauses left out. */
+  align(samples: Float32Array, text: string): AlignedWord[] {
+    this.decoder.set_align_text(text);
+    this.decoder.start();
+    this.decoder.process_audio(dithered(samples), false, true);
+    this.decoder.stop();
+    return (
+      (this.decoder.get_alignment().w ?? [])
+        .filter((segment) => !segment.t.startsWith('<') && !segment.t.startsWith('['))
+        // A pronunciation variant is named word(2) in the dictionary.
+        .map((segment) => ({ word: segment.t.replace(/\(\d+\)$/, ''), start: segment.b, end: segment.b + segment.d }))
+    );
+  }
+
   close(): void {
     this.module._free(this.scorePointer);
     this.decoder.delete();
@@ -113,6 +127,12 @@ export class WordsChecker {
     const score = new DataView(this.module.HEAP8.buffer).getInt32(this.scorePointer, true);
     return { text, score, frames: Math.round((audio.length / SAMPLE_RATE) * 100) };
   }
+}
+
+export interface AlignedWord {
+  word: string;
+  start: number;
+  end: number;
 }
 
 const phoneWord = (phone: string) => `phone_${phone.toLowerCase()}`;

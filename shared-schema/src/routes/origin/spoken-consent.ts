@@ -1,6 +1,7 @@
 import { defineRoute } from '../../contract.js';
 import { limits } from '../../limits.js';
 import { consentChallengeSchema } from '../../spoken-consent.js';
+import { voiceParamsSchema } from '../../voices.js';
 
 /**
  * Served by origin/src/spoken-consent/: the challenge an owner reads aloud, in the voice being
@@ -24,4 +25,18 @@ export const createSpokenConsentChallengeRoute = defineRoute({
   auth: ['bearer'],
   success: { status: 201, description: 'Challenge issued', schema: consentChallengeSchema },
   problems: ['authentication_required', 'invalid_token'],
+});
+
+/** The owner's download of the recording a voice's spoken consent was verified on (docs/DECISIONS.md#spoken-consent). */
+export const spokenConsentRecordingRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/voices/{voice_id}/spoken-consent',
+  operationId: 'downloadSpokenConsentRecording',
+  summary:
+    "The recording of the voice's spoken consent, as uploaded (the owner only; its SHA-256 is the consent record's `recording_sha256`). 404 for a voice enrolled without one",
+  tag: 'voices',
+  auth: ['bearer'],
+  params: voiceParamsSchema,
+  success: { status: 200, description: 'The recording, byte for byte as uploaded', contentType: 'application/octet-stream' },
+  problems: ['authentication_required', 'invalid_token', 'validation_failed', 'not_found'],
 });

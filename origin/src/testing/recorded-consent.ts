@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { SPOKEN_CONSENT_STATEMENT } from '@vip/shared-schema';
+import { PHRASE_WORDS } from '../spoken-consent/consent-words.js';
+import { fixturesDir, pcm16Wav, speechDir } from '../voiceprint/test-support/fixtures.js';
+
+/**
+ * A real person's spoken consent, committed under fixtures/spoken-consent/ by
+ * scripts/make-consent-fixtures.ts: speechocean762 speaker so762:SPEAKER2007 (dev half) saying the
+ * statement, the statement with "not" inserted, and the digits zero, two, five, six, eight and nine,
+ * each word cut from their own read sentences. The same speaker's enrollment clips are committed in fixtures/speech/so762/. Tests,
+ * the e2e and browser suites and the demo seed read it; nothing beside the clone is needed.
+ */
+export const RECORDED_CONSENT = {
+  speaker: 'so762:SPEAKER2007',
+  /** Recordings of the speaker committed for enrollment (17 s), none of them a source of the consent's words. */
+  enrollmentClips: ['020070091', '020070065', '020070095', '020070079', '020070081'],
+  statement: 'statement.wav',
+  negatedStatement: 'statement-not.wav',
+  /** The statement with "not" where a reader refusing would put it. */
+  negatedText: SPOKEN_CONSENT_STATEMENT.negations[0],
+  /** The digits the speaker read ("six eight zero two", "nine five six zero"): a phrase made of them can be said. */
+  digits: ['zero', 'two', 'five', 'six', 'eight', 'nine'],
+} as const;
+
+export const recordedConsentDir = path.join(fixturesDir, 'spoken-consent', 'SPEAKER2007');
+
+const SAMPLE_RATE = 16000;
+
+/** The speaker's enrollment clips, as files to upload. */
+export const recordedConsentEnrollment = (): Uint8Array[] =>
+  RECORDED_CONSENT.enrollmentClips.map(
+    (clip) => new Uint8Array(readFileSync(path.join(speechDir, 'so762', 'SPEAKER2007', `${clip}.opus`))),
+  );
+
+/** Whether the speaker said every word of `phrase` (a challenge phrase of digits). */
+export const canSay = (phrase: string): boolean =>
+  phrase.split(' ').every((word) => (RECORDED_CONSENT.digits as readonly string[]).includes(word));
+
+/**
+ * The consent recording of a challenge: the statement (or, `negated`, its "do not" form), a pause, then
+ * the phrase's digits, as a 16 kHz PCM16 WAV file.
+ */
+export function recordedConsent(phrase: string, { negated = false } = {}): Uint8Array {
+  if (!canSay(phrase)) throw new Error(`${RECORDED_CONSENT.speaker} did not record every word of "${phrase}"`);
+  const statement = samplesOf(negated ? RECORDED_CONSENT.negatedStatement : RECORDED_CONSENT.statement);
+  const pause = new Float32Array(Math.round(0.4 * SAMPLE_RATE));
+  const digits = phrase.split(' ').flatMap((digit) => [samplesOf(`${digit}.wav`), new Float32Array(Math.round(0.08 * SAMPLE_RATE))]);
+  return pcm16Wav(joined([statement, pause, ...digits]));
+}
+
+/** The samples of a fixture written by pcm16Wav (a 44-byte header, then PCM16). */
+function samplesOf(name: string): Float32Array {
+  const bytes = readFileSync(path.join(recordedConsentDir, name));
+  return Float32Array.from(
+    new Int16Array(bytes.buffer.slice(bytes.byteOffset + 44, bytes.byteOffset + bytes.length)),
+    (value) => value / 32768,
+  );
+}
+
+/** Audio pieces one after another. */
+export function joined(parts: Float32Array[]): Float32Array {
+  const out = new Float32Array(parts.reduce((total, part) => total + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+/**
+ * Random bytes from which the challenge service draws `phrase` (each word is 32 little-endian bits
+ * modulo the phrase-word count): for a test runtime's randomBytes, so a challenge asks for words the
+ * recorded speaker said.
+ */
+export function randomBytesFor(phrase: string): Uint8Array {
+  const words = phrase.split(' ');
+  const bytes = new Uint8Array(4 * words.length);
+  const view = new DataView(bytes.buffer);
+  for (const [index, word] of words.entries()) view.setUint32(4 * index, (PHRASE_WORDS as readonly string[]).indexOf(word), true);
+  return bytes;
+}
