@@ -16,9 +16,9 @@ import { fileURLToPath } from 'node:url';
 import { limits, SPOKEN_CONSENT_STATEMENT } from '@vip/shared-schema';
 import { spokenWords } from '../origin/src/spoken-consent/consent-words.js';
 import { WordsChecker } from '../origin/src/spoken-consent/words.js';
+import { pcm16Wav } from '../origin/src/testing/fixtures.js';
 import { joined, RECORDED_CONSENT, recordedConsentDir } from '../origin/src/testing/recorded-consent.js';
 import { decodeAudio } from '../origin/src/voiceprint/decode.js';
-import { pcm16Wav } from '../origin/src/voiceprint/test-support/fixtures.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const sharedDir = process.env.VIP_SHARED_DIR ?? path.resolve(repoRoot, '..', 'shared');

@@ -3,13 +3,13 @@ import { consentChallengeSchema, limits, SPOKEN_CONSENT_STATEMENT } from '@vip/s
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries, biometricConsents, consentChallenges, spokenConsentRecordings, voiceEmbeddings, voices } from '../db/schema.js';
+import { pcm16Wav } from '../testing/fixtures.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
 import { randomBytesFor, recordedConsent, recordedConsentEnrollment } from '../testing/recorded-consent.js';
 import { engine, enroll, grantConsent, inject, origin } from '../testing/voice-routes.js';
 import { audioForm, silentWav, speakerRecordings } from '../testing/voiceprint.js';
 import { insertEnrolledVoice } from '../testing/voices.js';
-import { pcm16Wav } from '../testing/fixtures.js';
 import { PHRASE_WORDS } from './consent-words.js';
 
 type Owner = Awaited<ReturnType<typeof loggedIn>>;

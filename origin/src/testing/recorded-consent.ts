@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SPOKEN_CONSENT_STATEMENT } from '@vip/shared-schema';
 import { PHRASE_WORDS } from '../spoken-consent/consent-words.js';
-import { fixturesDir, pcm16Wav, speechDir } from '../voiceprint/test-support/fixtures.js';
+import { fixturesDir, pcm16Wav, speechDir } from './fixtures.js';
 
 /**
  * A real person's spoken consent, committed under fixtures/spoken-consent/ by
