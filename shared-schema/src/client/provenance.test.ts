@@ -140,6 +140,7 @@ describe('verifyFile (offline, no service)', { timeout: 60_000 }, () => {
         decided_at: entry.decided_at,
         receipt_verified: true,
         approved: true,
+        receipt,
         checkpoint: { size: 1, relation: 'same' },
       });
       expect(result.not_checked).toEqual(['redemption', 'consent_and_license_today', 'voice']);
