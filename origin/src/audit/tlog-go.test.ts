@@ -1,11 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canonicalJson, parseTlogProof } from '@vip/shared-schema';
+import { canonicalJson, parseTlogProof, pathOf } from '@vip/shared-schema';
 import type { AuditReceipt } from '@vip/shared-schema/client';
 import { embedAuthorization } from '@vip/shared-schema/client/provenance';
 import { readCredentials } from '@vip/shared-schema/provenance/credentials';
 import { platformSigner } from '@vip/shared-schema/provenance/test-files';
+import { auditReceiptRoute } from '@vip/shared-schema/routes/origin/audit';
 import { asc, eq, gt } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries, auditTlogState, auditTlogTiles } from '../db/schema.js';
@@ -131,7 +132,7 @@ describe.skipIf(goMissing !== null)(
       const receipt = (
         await origin.app.inject({
           method: 'GET',
-          url: `/api/v1/protect/audit-log/${approval.check_id}/receipt`,
+          url: pathOf(auditReceiptRoute, { check_id: approval.check_id }),
           headers: { 'x-api-key': apiKey },
         })
       ).json() as AuditReceipt;

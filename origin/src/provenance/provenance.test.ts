@@ -8,6 +8,7 @@ import {
   noteSignatureLine,
   type ProvenanceVerdict,
   type ProvenanceVerification,
+  pathOf,
   provenanceVerificationSchema,
   rfc6962LeafHash,
   rootFromInclusionProof,
@@ -20,6 +21,14 @@ import { signAsset } from '@vip/shared-schema/provenance/c2pa';
 import { testCertificateAuthority, testLeafCertificate } from '@vip/shared-schema/provenance/test-ca';
 import { audioByteOffset, CREDENTIAL_FORMATS, editText, platformSigner } from '@vip/shared-schema/provenance/test-files';
 import { testApprovalReceipt } from '@vip/shared-schema/provenance/test-receipt';
+import { auditReceiptRoute } from '@vip/shared-schema/routes/origin/audit';
+import {
+  registerSigningCertificateRoute,
+  revokeSigningCertificateRoute,
+  verifyProvenanceRoute,
+} from '@vip/shared-schema/routes/origin/provenance';
+import { createLicenseRoute } from '@vip/shared-schema/routes/origin/registry/licenses';
+import { setSynthesisConsentRoute } from '@vip/shared-schema/routes/origin/registry/synthesis-consent';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type CheckpointSigner, createCheckpointSigner } from '../audit/checkpoints.js';
@@ -80,7 +89,7 @@ afterAll(async () => {
 const registerCertificate = (pem: string, headers: Record<string, string>, platformName?: string) =>
   origin.app.inject({
     method: 'POST',
-    url: '/api/v1/signing-certificates',
+    url: pathOf(registerSigningCertificateRoute),
     headers,
     payload: { certificate_pem: pem, ...(platformName ? { platform_name: platformName } : {}) },
   });
@@ -88,7 +97,7 @@ const registerCertificate = (pem: string, headers: Record<string, string>, platf
 async function license(voice: string, platformName: string) {
   const response = await origin.app.inject({
     method: 'POST',
-    url: `/api/v1/voices/${voice}/licenses`,
+    url: pathOf(createLicenseRoute, { voice_id: voice }),
     headers: bearer(owner.accessToken),
     payload: { platform_name: platformName, scopes: ['audiobook'], expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString() },
   });
@@ -96,7 +105,12 @@ async function license(voice: string, platformName: string) {
 }
 
 const setConsent = (voice: string, status: 'active' | 'withdrawn') =>
-  origin.app.inject({ method: 'PUT', url: `/api/v1/voices/${voice}/consent`, headers: bearer(owner.accessToken), payload: { status } });
+  origin.app.inject({
+    method: 'PUT',
+    url: pathOf(setSynthesisConsentRoute, { voice_id: voice }),
+    headers: bearer(owner.accessToken),
+    payload: { status },
+  });
 
 /**
  * An approval as the edge records it (gate decision, then the token's redemption), chained and
@@ -128,7 +142,7 @@ async function approval(voice: string, platformName = ACME, { redeemed = true } 
   await origin.tlog.signCheckpoint();
   const response = await origin.app.inject({
     method: 'GET',
-    url: `/api/v1/protect/audit-log/${decision.check_id}/receipt`,
+    url: pathOf(auditReceiptRoute, { check_id: decision.check_id }),
     headers: { 'x-api-key': keys[platformName]! },
   });
   expect(response.statusCode, response.body).toBe(200);
@@ -145,7 +159,7 @@ async function signedFile(
 }
 
 const verifyFile = (bytes: Uint8Array, headers: Record<string, string> = { 'x-api-key': keys[OTHER]! }) =>
-  origin.app.inject({ method: 'POST', url: '/api/v1/provenance/verify', headers, payload: audioForm({ audio: bytes }) });
+  origin.app.inject({ method: 'POST', url: pathOf(verifyProvenanceRoute), headers, payload: audioForm({ audio: bytes }) });
 
 async function verdictOf(bytes: Uint8Array, expected: ProvenanceVerdict): Promise<ProvenanceVerification> {
   const response = await verifyFile(bytes);
@@ -331,7 +345,7 @@ describe('POST /api/v1/provenance/verify: the authorization and what stands toda
     const receipt = (
       await origin.app.inject({
         method: 'GET',
-        url: `/api/v1/protect/audit-log/${check.check_id}/receipt`,
+        url: pathOf(auditReceiptRoute, { check_id: check.check_id }),
         headers: { 'x-api-key': keys[ACME]! },
       })
     ).json() as AuditReceipt;
@@ -386,7 +400,7 @@ describe('POST /api/v1/provenance/verify: bad input is refused and nothing is st
     const payload = bytes instanceof FormData ? bytes : audioForm({ audio: bytes });
     const response = await origin.app.inject({
       method: 'POST',
-      url: '/api/v1/provenance/verify',
+      url: pathOf(verifyProvenanceRoute),
       headers: { 'x-api-key': keys[OTHER]! },
       payload,
     });
@@ -418,7 +432,7 @@ describe('POST /api/v1/provenance/verify: bad input is refused and nothing is st
   });
 
   it('limits anonymous callers per IP, before reading the upload', async () => {
-    const anonymous = () => origin.app.inject({ method: 'POST', url: '/api/v1/provenance/verify', payload: {} });
+    const anonymous = () => origin.app.inject({ method: 'POST', url: pathOf(verifyProvenanceRoute), payload: {} });
     for (let call = 0; call < limits.provenanceVerifyAnonymousPerMinute; call++) expect((await anonymous()).statusCode).toBe(415);
     const limited = await anonymous();
     expectProblem(limited, 429, 'rate_limited');
@@ -434,7 +448,7 @@ describe('POST /api/v1/provenance/verify: bad input is refused and nothing is st
     expect(verified.headers['access-control-allow-origin']).toBe('*');
     expect((await origin.app.inject({ method: 'GET', url: '/tlog/vkey' })).headers['access-control-allow-origin']).toBe('*');
     expect((await origin.app.inject({ method: 'GET', url: '/tlog/checkpoint' })).headers['access-control-allow-origin']).toBeUndefined();
-    const receiptAnswer = await origin.app.inject({ method: 'GET', url: `/api/v1/protect/audit-log/${randomUUID()}/receipt` });
+    const receiptAnswer = await origin.app.inject({ method: 'GET', url: pathOf(auditReceiptRoute, { check_id: randomUUID() }) });
     expect(receiptAnswer.headers['access-control-allow-origin']).toBeUndefined();
   });
 });
@@ -474,14 +488,14 @@ describe('signing certificates: registration, rotation and revocation', { timeou
     );
     const listed = await origin.app.inject({
       method: 'GET',
-      url: '/api/v1/signing-certificates',
+      url: pathOf(registerSigningCertificateRoute),
       headers: { 'x-api-key': platform.api_key },
     });
     expect(listed.json().certificates).toHaveLength(3);
     // Another platform's certificate answers like a missing one.
     const revokeOther = await origin.app.inject({
       method: 'POST',
-      url: `/api/v1/signing-certificates/${created.json().certificate_id}/revoke`,
+      url: pathOf(revokeSigningCertificateRoute, { certificate_id: created.json().certificate_id }),
       headers: { 'x-api-key': keys[ACME]! },
     });
     expectProblem(revokeOther, 404, 'not_found');
@@ -504,7 +518,7 @@ describe('signing certificates: registration, rotation and revocation', { timeou
 
     const revoked = await origin.app.inject({
       method: 'POST',
-      url: `/api/v1/signing-certificates/${oldCertificate.certificate_id}/revoke`,
+      url: pathOf(revokeSigningCertificateRoute, { certificate_id: oldCertificate.certificate_id }),
       headers: { 'x-api-key': platform.api_key },
     });
     expect(revoked.statusCode).toBe(200);
@@ -546,7 +560,7 @@ describe('signing certificates: registration, rotation and revocation', { timeou
     await verdictOf(underSecond, 'authorized');
     const revoked = await origin.app.inject({
       method: 'POST',
-      url: `/api/v1/signing-certificates/${firstRegistration.certificate_id}/revoke`,
+      url: pathOf(revokeSigningCertificateRoute, { certificate_id: firstRegistration.certificate_id }),
       headers: { 'x-api-key': platform.api_key },
     });
     expect(revoked.statusCode).toBe(200);

@@ -1,5 +1,9 @@
 import { createHash } from 'node:crypto';
-import { consentChallengeSchema, limits, SPOKEN_CONSENT_STATEMENT } from '@vip/shared-schema';
+import { consentChallengeSchema, limits, pathOf, SPOKEN_CONSENT_STATEMENT } from '@vip/shared-schema';
+import { auditReceiptRoute } from '@vip/shared-schema/routes/origin/audit';
+import { grantBiometricConsentRoute } from '@vip/shared-schema/routes/origin/biometric-consent';
+import { createSpokenConsentChallengeRoute, spokenConsentRecordingRoute } from '@vip/shared-schema/routes/origin/spoken-consent';
+import { deleteVoiceRoute, enrollVoiceRoute, reenrollVoiceRoute } from '@vip/shared-schema/routes/origin/voices';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditEntries, biometricConsents, consentChallenges, spokenConsentRecordings, voiceEmbeddings, voices } from '../db/schema.js';
@@ -16,7 +20,9 @@ type Owner = Awaited<ReturnType<typeof loggedIn>>;
 
 const challenge = async (owner: Owner, target: TestOrigin = origin) =>
   consentChallengeSchema.parse(
-    (await target.app.inject({ method: 'POST', url: '/api/v1/consents/challenges', headers: bearer(owner.accessToken) })).json(),
+    (
+      await target.app.inject({ method: 'POST', url: pathOf(createSpokenConsentChallengeRoute), headers: bearer(owner.accessToken) })
+    ).json(),
   );
 
 /** 30 s of speech from three recordings of one speaker, the enrollment audio of these tests. */
@@ -68,7 +74,7 @@ describe('POST /api/v1/consents/challenges', () => {
   });
 
   it('needs a Bearer token', async () => {
-    expectProblem(await inject({ method: 'POST', url: '/api/v1/consents/challenges' }), 401, 'authentication_required');
+    expectProblem(await inject({ method: 'POST', url: pathOf(createSpokenConsentChallengeRoute) }), 401, 'authentication_required');
   });
 });
 
@@ -102,13 +108,21 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
     const [challengeRow] = await origin.database.db.select().from(consentChallenges).where(eq(consentChallenges.id, issued.challenge_id));
     expect(challengeRow?.usedAt).not.toBeNull();
 
-    const download = await inject({ method: 'GET', url: `/api/v1/voices/${voiceId}/spoken-consent`, headers: bearer(owner.accessToken) });
+    const download = await inject({
+      method: 'GET',
+      url: pathOf(spokenConsentRecordingRoute, { voice_id: voiceId }),
+      headers: bearer(owner.accessToken),
+    });
     expect(download.statusCode).toBe(200);
     expect(download.headers['content-type']).toBe('application/octet-stream');
     expect(Buffer.compare(download.rawPayload, Buffer.from(recording))).toBe(0);
     const stranger = await loggedIn(origin);
     expectProblem(
-      await inject({ method: 'GET', url: `/api/v1/voices/${voiceId}/spoken-consent`, headers: bearer(stranger.accessToken) }),
+      await inject({
+        method: 'GET',
+        url: pathOf(spokenConsentRecordingRoute, { voice_id: voiceId }),
+        headers: bearer(stranger.accessToken),
+      }),
       404,
       'not_found',
     );
@@ -120,15 +134,18 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
     expect(verified).toMatchObject({ caller_id: owner.userId, reason: `statement_version ${SPOKEN_CONSENT_STATEMENT.version}` });
     const receipt = await inject({
       method: 'GET',
-      url: `/api/v1/protect/audit-log/${verified.check_id}/receipt`,
+      url: pathOf(auditReceiptRoute, { check_id: verified.check_id }),
       headers: bearer(owner.accessToken),
     });
     expect(receipt.statusCode, receipt.body).toBe(200);
 
-    expect((await inject({ method: 'DELETE', url: `/api/v1/voices/${voiceId}`, headers: bearer(owner.accessToken) })).statusCode).toBe(200);
+    expect(
+      (await inject({ method: 'DELETE', url: pathOf(deleteVoiceRoute, { voice_id: voiceId }), headers: bearer(owner.accessToken) }))
+        .statusCode,
+    ).toBe(200);
     expect(await origin.database.db.select().from(spokenConsentRecordings).where(eq(spokenConsentRecordings.voiceId, voiceId))).toEqual([]);
     expectProblem(
-      await inject({ method: 'GET', url: `/api/v1/voices/${voiceId}/spoken-consent`, headers: bearer(owner.accessToken) }),
+      await inject({ method: 'GET', url: pathOf(spokenConsentRecordingRoute, { voice_id: voiceId }), headers: bearer(owner.accessToken) }),
       404,
       'not_found',
     );
@@ -276,14 +293,14 @@ describe('SPOKEN_CONSENT=required', () => {
     const { consent_id } = (
       await required.app.inject({
         method: 'POST',
-        url: '/api/v1/consents',
+        url: pathOf(grantBiometricConsentRoute),
         headers: bearer(owner.accessToken),
         payload: { type: 'biometric', statement_version: 'v3', accepted: true },
       })
     ).json();
     const enrollment = await required.app.inject({
       method: 'POST',
-      url: '/api/v1/voices/enroll',
+      url: pathOf(enrollVoiceRoute),
       headers: bearer(owner.accessToken),
       payload: audioForm({ audio: ENROLLMENT() }, { name: 'Unspoken', consent_id }),
     });
@@ -298,7 +315,7 @@ describe('SPOKEN_CONSENT=required', () => {
     const [before] = await required.database.db.select().from(voiceEmbeddings).where(eq(voiceEmbeddings.voiceId, voiceId));
     const answer = await required.app.inject({
       method: 'POST',
-      url: `/api/v1/voices/${voiceId}/re-enroll`,
+      url: pathOf(reenrollVoiceRoute, { voice_id: voiceId }),
       headers: bearer(owner.accessToken),
       payload: audioForm({ audio: ENROLLMENT() }),
     });
