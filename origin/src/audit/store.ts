@@ -236,3 +236,20 @@ export async function insertCheckpoint(db: Executor, checkpoint: typeof auditChe
 export function latestCheckpoints(db: Executor, limit: number): Promise<CheckpointRow[]> {
   return db.select().from(auditCheckpoints).orderBy(desc(auditCheckpoints.treeSize)).limit(limit);
 }
+
+/** Whether the token a gate decision issued was redeemed: its `authorization.redeemed` entry that allowed it. */
+export async function redemptionLogged(db: Executor, voiceId: string, tokenJti: string): Promise<boolean> {
+  const [row] = await db
+    .select({ seq: auditEntries.seq })
+    .from(auditEntries)
+    .where(
+      and(
+        eq(auditEntries.voiceId, voiceId),
+        eq(auditEntries.decision, 'allow'),
+        sql`(${auditEntries.entryJson}::jsonb ->> 'kind') = 'authorization.redeemed'`,
+        sql`(${auditEntries.entryJson}::jsonb ->> 'token_jti') = ${tokenJti}`,
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
+}

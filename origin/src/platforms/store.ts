@@ -54,3 +54,8 @@ export async function platformOfKey(db: Executor, keyHash: string): Promise<{ pl
     .where(eq(apiKeys.keyHash, keyHash));
   return row && !row.revokedAt ? { platformName: row.name, keyId: row.keyId } : null;
 }
+
+export async function platformIdByName(db: Executor, name: string): Promise<string | null> {
+  const [row] = await db.select({ id: platforms.id }).from(platforms).where(eq(platforms.name, name));
+  return row?.id ?? null;
+}

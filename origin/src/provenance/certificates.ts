@@ -3,6 +3,8 @@ import { limits, ProblemError, type SigningCertificate } from '@vip/shared-schem
 import { certificateFingerprint } from '@vip/shared-schema/provenance/signer';
 import type { Caller } from '../auth/index.js';
 import type { Database } from '../db/client.js';
+import type { SigningCertificateRow } from '../db/schema.js';
+import { platformIdByName } from '../platforms/index.js';
 import type { Runtime } from '../runtime.js';
 import * as store from './store.js';
 
@@ -96,7 +98,7 @@ export class SigningCertificateService {
   }
 
   private async platformId(name: string): Promise<string> {
-    const id = await store.platformIdByName(this.deps.db, name);
+    const id = await platformIdByName(this.deps.db, name);
     if (!id) throw new ProblemError('not_found', 'No such platform.');
     return id;
   }
@@ -114,7 +116,7 @@ function parseCertificate(pem: string): X509Certificate {
 
 const fingerprintOf = (certificate: X509Certificate) => certificateFingerprint(new Uint8Array(certificate.raw));
 
-function answer(row: store.SigningCertificateRow, platformName: string): SigningCertificate {
+function answer(row: SigningCertificateRow, platformName: string): SigningCertificate {
   return {
     certificate_id: row.id,
     platform_name: platformName,

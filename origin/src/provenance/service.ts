@@ -17,7 +17,7 @@ import {
   settleCredentials,
 } from '@vip/shared-schema/provenance/judgement';
 import { manifestStoreSize } from '@vip/shared-schema/provenance/jumbf';
-import { queueAuditRecords, type TransparencyLog } from '../audit/index.js';
+import { queueAuditRecords, redemptionLogged, type TransparencyLog } from '../audit/index.js';
 import type { Caller } from '../auth/index.js';
 import type { Database } from '../db/client.js';
 import { recordEvent } from '../events/index.js';
@@ -27,7 +27,7 @@ import { holdsLiveLicense } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import { protectedVoicesLike } from '../screening/index.js';
 import { type EmbedFileResult, sniffContainer, type VoiceprintEngine } from '../voiceprint/index.js';
-import { findEmbeddingOfVoice } from '../voices/index.js';
+import { findEmbeddingOfVoice, voiceStanding } from '../voices/index.js';
 import * as store from './store.js';
 
 export interface ProvenanceServiceDeps {
@@ -146,7 +146,7 @@ export class ProvenanceService {
     if (result.credentials.signer) result.credentials.signer.registered_platform = assertion.platform_name;
 
     const { db, runtime } = this.deps;
-    const voice = await store.voiceStanding(db, assertion.voice_id);
+    const voice = await voiceStanding(db, assertion.voice_id);
     const enrolled = voice ? await findEmbeddingOfVoice(db, assertion.voice_id) : null;
     if (voice && enrolled && enrolled.model === sample.model) {
       const similarity = engine.cosine(sample, enrolled);
@@ -164,7 +164,7 @@ export class ProvenanceService {
     result.authorization.license_standing =
       voice !== null && (await holdsLiveLicense(db, assertion.voice_id, assertion.platform_name, now));
     result.authorization.redeemed =
-      receipt.entry.token_jti !== null && (await store.redemptionLogged(db, assertion.voice_id, receipt.entry.token_jti));
+      receipt.entry.token_jti !== null && (await redemptionLogged(db, assertion.voice_id, receipt.entry.token_jti));
     if (!result.authorization.consent_standing || !result.authorization.license_standing) return verdict('authorization_revoked_since');
     if (!result.authorization.redeemed) return verdict('not_redeemed');
     return verdict('authorized');
@@ -192,7 +192,7 @@ export class ProvenanceService {
     const checkId = runtime.newId();
     const now = runtime.clock.now();
     const named = verification.authorization;
-    const voice = named.voice_id ? await store.voiceStanding(db, named.voice_id) : null;
+    const voice = named.voice_id ? await voiceStanding(db, named.voice_id) : null;
     const record = buildAuditRecord('provenance.verification', {
       check_id: checkId,
       decided_at: now,

@@ -1,13 +1,6 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { auditEntries, platforms, signingCertificates, voices } from '../db/schema.js';
-
-export type SigningCertificateRow = typeof signingCertificates.$inferSelect;
-
-export async function platformIdByName(db: Executor, name: string): Promise<string | null> {
-  const [row] = await db.select({ id: platforms.id }).from(platforms).where(eq(platforms.name, name));
-  return row?.id ?? null;
-}
+import { platforms, type SigningCertificateRow, signingCertificates } from '../db/schema.js';
 
 export async function insertCertificate(db: Executor, row: typeof signingCertificates.$inferInsert): Promise<SigningCertificateRow | null> {
   const [inserted] = await db.insert(signingCertificates).values(row).onConflictDoNothing().returning();
@@ -53,29 +46,4 @@ export function liveCertificates(db: Executor): Promise<{ pem: string; platformN
     .from(signingCertificates)
     .innerJoin(platforms, eq(platforms.id, signingCertificates.platformId))
     .where(isNull(signingCertificates.revokedAt));
-}
-
-/** Whether the token a gate decision issued was redeemed: its `authorization.redeemed` entry that allowed it. */
-export async function redemptionLogged(db: Executor, voiceId: string, tokenJti: string): Promise<boolean> {
-  const [row] = await db
-    .select({ seq: auditEntries.seq })
-    .from(auditEntries)
-    .where(
-      and(
-        eq(auditEntries.voiceId, voiceId),
-        eq(auditEntries.decision, 'allow'),
-        sql`(${auditEntries.entryJson}::jsonb ->> 'kind') = 'authorization.redeemed'`,
-        sql`(${auditEntries.entryJson}::jsonb ->> 'token_jti') = ${tokenJti}`,
-      ),
-    )
-    .limit(1);
-  return row !== undefined;
-}
-
-export async function voiceStanding(db: Executor, voiceId: string) {
-  const [row] = await db
-    .select({ ownerId: voices.ownerId, status: voices.status, consentStatus: voices.consentStatus, speechSeconds: voices.speechSeconds })
-    .from(voices)
-    .where(eq(voices.id, voiceId));
-  return row ?? null;
 }

@@ -13,10 +13,12 @@ import type { Principal } from '../auth/index.js';
 import { recordSpokenEvidence } from '../biometric-consent/index.js';
 import type { SpokenConsentSettings } from '../config.js';
 import type { Database, Executor } from '../db/client.js';
+import type { ChallengeRow } from '../db/schema.js';
 import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
 import type { Runtime } from '../runtime.js';
 import type { TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
 import { decodeAudio } from '../voiceprint/index.js';
+import { findVoiceOfOwner } from '../voices/index.js';
 import { checkConsentWords, PHRASE_WORDS, spokenWords } from './consent-words.js';
 import * as store from './store.js';
 import { WordsChecker } from './words.js';
@@ -194,13 +196,15 @@ export class SpokenConsentService {
    * voice and a voice without a recording answer alike (404), so voice ids cannot be probed.
    */
   async recordingOf(principal: Principal, voiceId: string): Promise<Buffer> {
-    const audio = await store.findRecordingOfOwner(this.deps.db, principal.userId, voiceId);
+    // Another owner's voice answers as a voice without a recording does.
+    const voice = await findVoiceOfOwner(this.deps.db, principal.userId, voiceId);
+    const audio = voice ? await store.findRecording(this.deps.db, voiceId) : null;
     if (!audio) throw new ProblemError('not_found', 'No voice of yours with this id has a spoken-consent recording.');
     return audio;
   }
 
   /** Unknown, another owner's, spent and expired challenges answer alike, so challenge ids cannot be probed. */
-  private usableChallenge(challenge: store.ChallengeRow | null, principal: Principal): store.ChallengeRow {
+  private usableChallenge(challenge: ChallengeRow | null, principal: Principal): ChallengeRow {
     const now = this.deps.runtime.clock.now();
     if (!challenge || challenge.ownerId !== principal.userId || challenge.usedAt !== null || challenge.expiresAt <= now) {
       throw challengeProblem();

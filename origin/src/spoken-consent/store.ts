@@ -1,8 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { consentChallenges, spokenConsentRecordings, voices } from '../db/schema.js';
-
-export type ChallengeRow = typeof consentChallenges.$inferSelect;
+import { type ChallengeRow, consentChallenges, spokenConsentRecordings } from '../db/schema.js';
 
 export async function insertChallenge(db: Executor, challenge: typeof consentChallenges.$inferInsert): Promise<ChallengeRow> {
   const [row] = await db.insert(consentChallenges).values(challenge).returning();
@@ -30,12 +28,11 @@ export async function keepRecording(db: Executor, recording: typeof spokenConsen
   await db.insert(spokenConsentRecordings).values(recording).onConflictDoUpdate({ target: spokenConsentRecordings.voiceId, set: rest });
 }
 
-/** The consent recording of a voice of `ownerId`; null for another owner's voice as for none. */
-export async function findRecordingOfOwner(db: Executor, ownerId: string, voiceId: string): Promise<Buffer | null> {
+/** The consent recording of a voice (the caller has checked whose voice it is). */
+export async function findRecording(db: Executor, voiceId: string): Promise<Buffer | null> {
   const [row] = await db
     .select({ audio: spokenConsentRecordings.audio })
     .from(spokenConsentRecordings)
-    .innerJoin(voices, eq(voices.id, spokenConsentRecordings.voiceId))
-    .where(and(eq(spokenConsentRecordings.voiceId, voiceId), eq(voices.ownerId, ownerId)));
+    .where(eq(spokenConsentRecordings.voiceId, voiceId));
   return row?.audio ?? null;
 }

@@ -12,4 +12,5 @@ export {
   nearestVoices,
   setConsentStatus,
   voiceIdsOfOwner,
+  voiceStanding,
 } from './store.js';

@@ -254,3 +254,12 @@ export function listReviews(db: Executor, limit: number, after: TimeCursor | nul
     .orderBy(asc(voiceReviews.heldAt), asc(voiceReviews.voiceId))
     .limit(limit);
 }
+
+/** What a verification of a file naming the voice reads of it: its owner, status, synthesis consent and speech. */
+export async function voiceStanding(db: Executor, voiceId: string) {
+  const [row] = await db
+    .select({ ownerId: voices.ownerId, status: voices.status, consentStatus: voices.consentStatus, speechSeconds: voices.speechSeconds })
+    .from(voices)
+    .where(eq(voices.id, voiceId));
+  return row ?? null;
+}

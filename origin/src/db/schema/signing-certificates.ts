@@ -29,3 +29,5 @@ export const signingCertificates = pgTable(
     index('signing_certificates_platform_idx').on(table.platformId),
   ],
 );
+
+export type SigningCertificateRow = typeof signingCertificates.$inferSelect;

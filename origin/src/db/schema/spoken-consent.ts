@@ -39,3 +39,5 @@ export const spokenConsentRecordings = pgTable('spoken_consent_recordings', {
   sha256: text('sha256').notNull(),
   recordedAt: timestamp('recorded_at', { withTimezone: true }).notNull(),
 });
+
+export type ChallengeRow = typeof consentChallenges.$inferSelect;
