@@ -10,9 +10,9 @@ import { queueAuditRecords } from '../audit/queue.js';
 import type { Principal } from '../auth/guard.js';
 import type { Database, Executor } from '../db/client.js';
 import type { VoiceRow } from '../db/schema.js';
-import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import type { WakeSignal } from '../jobs/wake-signal.js';
 import { publishVoiceIndex } from '../registry/voice-index/publish.js';
 import { lockVoice } from '../registry/voice-index/store.js';
 import type { Runtime } from '../runtime.js';
@@ -56,7 +56,7 @@ export async function holdForReview(
 export interface VoiceReviewServiceDeps {
   db: Database;
   runtime: Runtime;
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
 }
 
 /** The administrators' side of the band: the queue of held voices, and the decision on one. */

@@ -14,10 +14,10 @@ import { consentRequired, usableConsent } from '../biometric-consent/service.js'
 import * as consents from '../biometric-consent/store.js';
 import type { Database, Executor } from '../db/client.js';
 import type { VoiceRow } from '../db/schema.js';
-import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/store.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
+import type { WakeSignal } from '../jobs/wake-signal.js';
 import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../registry/voice-index/access.js';
 import { publishVoiceIndex } from '../registry/voice-index/publish.js';
 import type { Runtime } from '../runtime.js';
@@ -31,7 +31,7 @@ import * as store from './store.js';
 export interface VoiceServiceDeps {
   db: Database;
   runtime: Runtime;
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
   /** Absent in processes that serve no audio (tests of other domains): enroll and compare answer 503. */
   engine?: VoiceprintEngine;
   spokenConsent: SpokenConsentService;

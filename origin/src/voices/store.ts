@@ -34,6 +34,16 @@ export async function findVoiceOfOwner(db: Executor, ownerId: string, voiceId: s
   return row ?? null;
 }
 
+/** The owner of each voice in `voiceIds` that exists, by voice id; other domains read owners here. */
+export async function ownersOfVoices(db: Executor, voiceIds: readonly string[]): Promise<Map<string, string>> {
+  if (voiceIds.length === 0) return new Map();
+  const rows = await db
+    .select({ voiceId: voices.id, ownerId: voices.ownerId })
+    .from(voices)
+    .where(inArray(voices.id, [...voiceIds]));
+  return new Map(rows.map((row) => [row.voiceId, row.ownerId]));
+}
+
 export async function countLicensesOfVoice(db: Executor, voiceId: string): Promise<number> {
   const [row] = await db.select({ n: count() }).from(licenses).where(eq(licenses.voiceId, voiceId));
   return row?.n ?? 0;

@@ -11,8 +11,8 @@ import { queueAuditRecords } from '../../audit/queue.js';
 import type { Principal } from '../../auth/guard.js';
 import type { Database, Executor } from '../../db/client.js';
 import type { LicenseRow, VoiceRow } from '../../db/schema.js';
-import type { OutboxSignal } from '../../edge-sync/signal.js';
 import { recordEvent } from '../../events/store.js';
+import type { WakeSignal } from '../../jobs/wake-signal.js';
 import type { Runtime } from '../../runtime.js';
 import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
 import { type RegistryActor, registryAuditRecord } from '../voice-index/audit.js';
@@ -23,7 +23,7 @@ import * as store from './store.js';
 export interface LicenseServiceDeps {
   db: Database;
   runtime: Runtime;
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
 }
 
 export interface NewLicense {

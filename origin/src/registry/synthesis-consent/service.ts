@@ -2,7 +2,7 @@ import type { ConsentStatus } from '@vip/shared-schema';
 import { queueAuditRecords } from '../../audit/queue.js';
 import type { Principal } from '../../auth/guard.js';
 import type { Database } from '../../db/client.js';
-import type { OutboxSignal } from '../../edge-sync/signal.js';
+import type { WakeSignal } from '../../jobs/wake-signal.js';
 import { closePendingRequests } from '../../license-requests/service.js';
 import type { Runtime } from '../../runtime.js';
 import { lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
@@ -13,7 +13,7 @@ import { setConsentStatus } from './store.js';
 export interface SynthesisConsentServiceDeps {
   db: Database;
   runtime: Runtime;
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
 }
 
 /** Synthesis consent per voice (docs/CONTRACT.md#answers-to-the-specifications-gaps): what the gate's `no_consent` is judged by. */
