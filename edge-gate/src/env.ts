@@ -1,6 +1,6 @@
-import type { AuditOutbox } from './objects/AuditOutbox.js';
-import type { RateLimiter } from './objects/RateLimiter.js';
-import type { VoiceGate } from './objects/VoiceGate.js';
+import type { AuditOutbox } from './objects/audit-outbox.js';
+import type { RateLimiter } from './objects/rate-limiter.js';
+import type { VoiceGate } from './objects/voice-gate.js';
 
 /** Bindings of the Worker (wrangler.toml). Settings are strings here; config.ts gives them types. */
 export interface Env {

@@ -2,9 +2,9 @@ import { createApp } from './app.js';
 import type { Env } from './env.js';
 import { systemRuntime } from './runtime.js';
 
-export { AuditOutbox } from './objects/AuditOutbox.js';
-export { RateLimiter } from './objects/RateLimiter.js';
-export { VoiceGate } from './objects/VoiceGate.js';
+export { AuditOutbox } from './objects/audit-outbox.js';
+export { RateLimiter } from './objects/rate-limiter.js';
+export { VoiceGate } from './objects/voice-gate.js';
 
 const app = createApp(systemRuntime);
 

@@ -1,7 +1,8 @@
 import { env, runInDurableObject, SELF } from 'cloudflare:test';
 import { kvKeys } from '@vip/shared-schema';
 import { describe, expect, it } from 'vitest';
-import type { VoiceGate } from '../src/objects/VoiceGate.js';
+import { platformDesk } from '../src/objects/platform-desk-client.js';
+import type { VoiceGate } from '../src/objects/voice-gate.js';
 import {
   EDGE,
   expectProblem,
@@ -49,7 +50,7 @@ const redeem = (key: PlatformKey, token: string) => SELF.fetch(`${EDGE}${REDEEM_
 
 /** What a platform's desk of the voice keeps for its tokens: the key of its seals, and serials reserved. */
 const deskOf = (voiceId: string, platformName: string) =>
-  runInDurableObject(env.VOICE_GATE.get(env.VOICE_GATE.idFromName(`desk:${voiceId}:${platformName}`)), async (_gate: VoiceGate, state) => ({
+  runInDurableObject(platformDesk(env, voiceId, platformName), async (_gate: VoiceGate, state) => ({
     sealKey: (await state.storage.get('seal_key')) !== undefined,
     serialsReserved: (await state.storage.get<number>('serials_reserved')) ?? 0,
   }));

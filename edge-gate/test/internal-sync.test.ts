@@ -1,7 +1,8 @@
 import { env, runInDurableObject, SELF } from 'cloudflare:test';
 import { INTERNAL_SYNC_PATH, kvKeys, limits, signInternalRequest } from '@vip/shared-schema';
 import { describe, expect, it } from 'vitest';
-import type { VoiceGate } from '../src/objects/VoiceGate.js';
+import type { VoiceGate } from '../src/objects/voice-gate.js';
+import { voiceHome } from '../src/objects/voice-home-client.js';
 import {
   EDGE,
   expectProblem,
@@ -95,8 +96,9 @@ describe('POST /internal/v1/index-sync: version ordering', () => {
 
     const kv = await env.EDGE_INDEX.get<{ version: number; record: { consent_status: string } }>(kvKeys.voice(record.voice_id), 'json');
     expect(kv).toMatchObject({ version: newer, record: { consent_status: 'withdrawn' } });
-    const gate = env.VOICE_GATE.get(env.VOICE_GATE.idFromName(record.voice_id));
-    const stored = await runInDurableObject(gate, (instance: VoiceGate) => instance.applyIndexUpdate(record.voice_id, newer, null));
+    const stored = await runInDurableObject(voiceHome(env, record.voice_id), (instance: VoiceGate) =>
+      instance.applyIndexUpdate(record.voice_id, newer, null),
+    );
     expect(stored).toBe('stale');
   });
 

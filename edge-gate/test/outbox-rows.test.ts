@@ -3,7 +3,7 @@ import { INTERNAL_AUDIT_PULL_PATH } from '@vip/shared-schema';
 import { describe, expect, it } from 'vitest';
 import { checkIdInShard } from '../src/gate/audit-shards.js';
 import { homeShardOfKey } from '../src/gate/callers.js';
-import { AuditOutbox } from '../src/objects/AuditOutbox.js';
+import { AuditOutbox } from '../src/objects/audit-outbox.js';
 import { auditOutboxShard } from '../src/objects/audit-outbox-client.js';
 import { edgeFetch, GATE_PATH, jsonPost, licensedVoice, newPlatformKey, type PlatformKey, signedPost } from './testing/edge.js';
 

@@ -2,7 +2,8 @@ import { env, runDurableObjectAlarm, runInDurableObject, SELF } from 'cloudflare
 import { importJWK, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { serialOf } from '../src/gate/token-serial.js';
-import { VoiceGate } from '../src/objects/VoiceGate.js';
+import { platformDesk } from '../src/objects/platform-desk-client.js';
+import { VoiceGate } from '../src/objects/voice-gate.js';
 import {
   decodeJwtPart,
   EDGE,
@@ -43,9 +44,6 @@ async function approve(key: PlatformKey, voiceId: string, extra: { license_token
   expect(answer.status).toBe('approved');
   return answer.authorization_token;
 }
-
-const deskStub = (voiceId: string, platformName: string) =>
-  env.VOICE_GATE.get(env.VOICE_GATE.idFromName(`desk:${voiceId}:${platformName}`));
 
 /** A token with the Worker's own signature (as with a leaked signing key) over `claims`. */
 async function signedLikeTheGate(claims: Record<string, unknown>, header: Record<string, unknown>): Promise<string> {
@@ -152,7 +150,7 @@ describe("a token's seal", () => {
     const { voiceId } = await licensedVoice(key.platformName, ['podcast']);
     await approve(key, voiceId);
     const writes: string[] = [];
-    await runInDurableObject(deskStub(voiceId, key.platformName), (_live: VoiceGate, state) => {
+    await runInDurableObject(platformDesk(env, voiceId, key.platformName), (_live: VoiceGate, state) => {
       const storage = state.storage;
       const put = storage.put.bind(storage) as (key: string, value: unknown) => Promise<void>;
       const remove = storage.delete.bind(storage) as (keys: string | string[]) => Promise<unknown>;
@@ -180,7 +178,7 @@ describe("a token's seal", () => {
     const statuses = answers.map((answer) => answer.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(40);
     expect(statuses.filter((status) => status === 409)).toHaveLength(40);
-    const spent = await runInDurableObject(deskStub(voiceId, key.platformName), (_live: VoiceGate, state) => {
+    const spent = await runInDurableObject(platformDesk(env, voiceId, key.platformName), (_live: VoiceGate, state) => {
       const fresh = new VoiceGate(state, env);
       return Promise.all(
         tokens.map((token) => fresh.redeem(decodeJwtPart(token.split('.')[1]!) as Parameters<VoiceGate['redeem']>[0], Date.now())),
@@ -195,7 +193,7 @@ describe("a token's seal", () => {
     const token = await approve(key, record.voice_id);
     const claims = decodeJwtPart(token.split('.')[1]!) as Parameters<VoiceGate['redeem']>[0];
     const withdrawn = { version: Number.MAX_SAFE_INTEGER, record: { ...record, consent_status: 'withdrawn' as const } };
-    const [outcome] = await runInDurableObject(deskStub(record.voice_id, key.platformName), (gate: VoiceGate) =>
+    const [outcome] = await runInDurableObject(platformDesk(env, record.voice_id, key.platformName), (gate: VoiceGate) =>
       Promise.all([gate.redeem(claims, Date.now()), gate.holdRecord(withdrawn)]),
     );
     expect(outcome).toBe('revoked');
@@ -215,7 +213,7 @@ describe("a token's seal", () => {
       holder: `platform:${key.platformName}`,
       now_ms: Date.now(),
     };
-    const [verdict] = await runInDurableObject(deskStub(record.voice_id, key.platformName), (gate: VoiceGate) =>
+    const [verdict] = await runInDurableObject(platformDesk(env, record.voice_id, key.platformName), (gate: VoiceGate) =>
       Promise.all([gate.decide(question), gate.holdRecord(withdrawn)]),
     );
     expect(verdict).toMatchObject({ outcome: 'blocked', reason: 'no_consent' });
@@ -226,7 +224,7 @@ describe("a token's seal", () => {
     const { voiceId } = await licensedVoice(key.platformName, ['podcast']);
     const old = await approve(key, voiceId, { nowMs: TWENTY_MINUTES_AGO });
     expect((await redeem(key, old, TWENTY_MINUTES_AGO + 1_000)).status).toBe(200);
-    const desk = deskStub(voiceId, key.platformName);
+    const desk = platformDesk(env, voiceId, key.platformName);
     const blocks = () =>
       runInDurableObject(desk, async (_gate: VoiceGate, state) => [...(await state.storage.list({ prefix: 'redeemed:' })).keys()]);
     // The purge is due at once (its time is past), so the alarm may already have run.
@@ -247,7 +245,7 @@ describe("a token's seal", () => {
     const { voiceId } = await licensedVoice(key.platformName, ['podcast']);
     const token = await approve(key, voiceId);
     const claims = decodeJwtPart(token.split('.')[1]!) as Parameters<VoiceGate['redeem']>[0];
-    const desk = deskStub(voiceId, key.platformName);
+    const desk = platformDesk(env, voiceId, key.platformName);
     const afterEviction = <T>(use: (gate: VoiceGate) => Promise<T>) =>
       runInDurableObject(desk, (_live: VoiceGate, state) => use(new VoiceGate(state, env)));
 

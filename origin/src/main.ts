@@ -4,7 +4,7 @@ import { ensureAdmin } from './auth/bootstrap.js';
 import { scryptHasher } from './auth/passwords.js';
 import { loadConfig } from './config.js';
 import { openConfiguredDatabase } from './db/open.js';
-import { OutboxSignal } from './edge-sync/signal.js';
+import { WakeSignal } from './jobs/wake-signal.js';
 import { systemRuntime } from './runtime.js';
 import { buildServer } from './server.js';
 import { createVoiceprintEngine } from './voiceprint/index.js';
@@ -17,7 +17,7 @@ await database.migrate();
 
 const signingJwk = config.jwtPrivateJwk ?? (await generateSigningJwk(`ephemeral-${systemRuntime.newId()}`));
 const tokens = await createAccessTokens(signingJwk);
-const outbox = new OutboxSignal();
+const outbox = new WakeSignal();
 const voiceprint = await createVoiceprintEngine({
   modelsDir: config.voiceprint.modelsDir,
   model: config.voiceprint.model,

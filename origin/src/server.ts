@@ -15,7 +15,6 @@ import { registerConsoleRoutes } from './console/routes.js';
 import type { DatabaseHandle } from './db/client.js';
 import { serializeError } from './db/errors.js';
 import { registerDetectionRoutes } from './detection/routes.js';
-import type { OutboxSignal } from './edge-sync/signal.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { LOG_REDACTIONS, logEachRequest } from './http/access-log.js';
 import { registerDocsRoutes } from './http/docs.js';
@@ -24,6 +23,7 @@ import { echoRequestId, requestIdGenerator } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
 import { type ContractRegistry, PATH_PARAMETER_MAX_LENGTH, type RouteKit } from './http/routes.js';
 import { type BackgroundJobSettings, type BackgroundJobs, createBackgroundJobs } from './jobs/background-jobs.js';
+import type { WakeSignal } from './jobs/wake-signal.js';
 import { registerLicenseRequestRoutes } from './license-requests/routes.js';
 import { registerPlatformRoutes } from './platforms/routes.js';
 import { registerProvenanceVerifyRoute, registerSigningCertificateRoutes } from './provenance/routes.js';
@@ -47,7 +47,7 @@ export interface ServerDeps {
   tokens: AccessTokens;
   hasher: PasswordHasher;
   runtime: Runtime;
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
   logger: { level: string; stream?: NodeJS.WritableStream };
   trustProxy?: boolean;
   /** `INSTANCE_ID`, answered by GET /healthz. */

@@ -9,9 +9,9 @@ import { BiometricConsentService } from './biometric-consent/service.js';
 import type { SpokenConsentSettings } from './config.js';
 import type { Database } from './db/client.js';
 import { DetectionService } from './detection/service.js';
-import type { OutboxSignal } from './edge-sync/signal.js';
 import { HealthService } from './health/service.js';
 import { RateLimiter } from './http/rate-limit.js';
+import type { WakeSignal } from './jobs/wake-signal.js';
 import { LicenseRequestService } from './license-requests/service.js';
 import { PlatformService } from './platforms/service.js';
 import { SigningCertificateService } from './provenance/certificates.js';
@@ -38,7 +38,7 @@ export interface ServiceDeps {
   tokens: AccessTokens;
   hasher: PasswordHasher;
   runtime: Runtime;
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
   /** Absent where no audio is served (tests of other domains): enroll, compare and screening answer 503. */
   voiceprint?: VoiceprintEngine;
   checkpoints: CheckpointSigner;

@@ -37,16 +37,27 @@ describe("the edge's layers", () => {
   });
 
   it('catches a type-only import across a wall as well as a value import', () => {
-    expect(crossings('gate/rules.ts', "import type { VoiceGate } from '../objects/VoiceGate.js';")).toEqual([
-      'gate/rules.ts → objects/VoiceGate.ts',
+    expect(crossings('gate/rules.ts', "import type { VoiceGate } from '../objects/voice-gate.js';")).toEqual([
+      'gate/rules.ts → objects/voice-gate.ts',
     ]);
-    expect(crossings('objects/VoiceGate.ts', "import { applyRateDecision } from '../http/rate-limit-headers.js';")).toEqual([
-      'objects/VoiceGate.ts → http/rate-limit-headers.ts',
+    expect(crossings('objects/platform-desk.ts', "import { applyRateDecision } from '../http/rate-limit-headers.js';")).toEqual([
+      'objects/platform-desk.ts → http/rate-limit-headers.ts',
     ]);
-    expect(crossings('objects/VoiceGate.ts', "export type { AppEnv } from '../http/context.js';")).toEqual([
-      'objects/VoiceGate.ts → http/context.ts',
+    expect(crossings('objects/voice-home.ts', "export type { AppEnv } from '../http/context.js';")).toEqual([
+      'objects/voice-home.ts → http/context.ts',
     ]);
-    expect(crossings('routes/redeem.ts', "import type { VoiceGate } from '../objects/VoiceGate.js';")).toEqual([]);
+    expect(crossings('routes/redeem.ts', "import type { VoiceGate } from '../objects/voice-gate.js';")).toEqual([]);
+  });
+
+  it("addresses a Durable Object only in its typed client (objects/*-client.ts), which alone knows the object's name", () => {
+    const addressing = sourceFiles(sourceRoot).flatMap((file) =>
+      addressedOutsideClient(file, readFileSync(join(sourceRoot, file), 'utf8')),
+    );
+    expect(addressing).toEqual([]);
+    expect(addressedOutsideClient('routes/redeem.ts', 'env.VOICE_GATE.get(env.VOICE_GATE.idFromName(voiceId))')).toEqual([
+      'routes/redeem.ts: env.VOICE_GATE.get(env.VOICE_GATE.idFromName(voiceId))',
+    ]);
+    expect(addressedOutsideClient('objects/platform-desk-client.ts', 'env.VOICE_GATE.idFromName(voiceId)')).toEqual([]);
   });
 
   it('keeps test support in test/testing/: the Worker imports no test library, and test/ holds tests beside it', () => {
@@ -64,3 +75,12 @@ describe("the edge's layers", () => {
     expect(supportOutsideTesting).toEqual([]);
   });
 });
+
+/** The lines of `file` that make a Durable Object id, unless `file` is an object's client. */
+function addressedOutsideClient(file: string, source: string): string[] {
+  if (/^objects\/[a-z-]+-client\.ts$/.test(file)) return [];
+  return source
+    .split('\n')
+    .filter((line) => /\.(idFromName|idFromString|newUniqueId)\(/.test(line))
+    .map((line) => `${file}: ${line.trim()}`);
+}

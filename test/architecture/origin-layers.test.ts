@@ -41,7 +41,13 @@ const WALLS: Wall[] = [
     files: [''],
     except: ['jobs/', 'main.ts', 'server.ts', 'testing/'],
     never: ['jobs/'],
-    unless: ['jobs/background-loop.ts'],
+    unless: ['jobs/background-loop.ts', 'jobs/wake-signal.ts'],
+  },
+  {
+    says: 'only the edge link calls the edge',
+    files: [''],
+    except: ['edge-link/'],
+    never: ['edge-link/edge-call.ts'],
   },
   {
     says: 'the server never imports test support',
@@ -76,7 +82,7 @@ function crossings(file: string, source: string): string[] {
  */
 const NOT_DOMAINS = ['db/', 'http/', 'jobs/', 'testing/'];
 /** The link to the edge is plumbing the domains write through (the outbox in their transaction, the nudge after it), as they use `db/`. */
-const PLUMBING = ['edge-sync/'];
+const PLUMBING = ['edge-link/'];
 
 const domainOf = (path: string): string | null => {
   const [folder, ...rest] = path.split('/');
@@ -119,11 +125,16 @@ describe("the origin's layers", () => {
     expect(crossings('webhooks/worker.ts', "import type { BackgroundJobs } from '../jobs/background-jobs.js';")).toEqual([
       'webhooks/worker.ts → jobs/background-jobs.ts (the domains know the loop contract, not the jobs that run them)',
     ]);
+    expect(crossings('jobs/background-jobs.ts', "import { callEdge } from '../edge-link/edge-call.js';")).toEqual([
+      'jobs/background-jobs.ts → edge-link/edge-call.ts (only the edge link calls the edge)',
+    ]);
     expect(crossings('voices/service.ts', "import type { TestOrigin } from '../testing/origin.js';")).toEqual([
       'voices/service.ts → testing/origin.ts (the server never imports test support)',
     ]);
     // What the walls allow.
     expect(crossings('webhooks/worker.ts', "import type { RoundOutcome } from '../jobs/background-loop.js';")).toEqual([]);
+    expect(crossings('voices/service.ts', "import type { WakeSignal } from '../jobs/wake-signal.js';")).toEqual([]);
+    expect(crossings('platforms/service.ts', "import { enqueueEdgeUpdate } from '../edge-link/outbox-store.js';")).toEqual([]);
     expect(crossings('config.ts', "import { parseJsonOrUndefined } from './parse-json.js';")).toEqual([]);
     expect(crossings('webhooks/secret-encryption.ts', "import type { EncryptionKey } from '../config.js';")).toEqual([]);
     expect(crossings('server.ts', "import { buildServices } from './services.js';")).toEqual([]);

@@ -35,8 +35,8 @@ describe('the planes', () => {
 
   it('catches a type-only import into the other plane as well as a value import', () => {
     expect(
-      crossings('origin/src/edge-sync/sender.ts', "import type { SyncUpdate } from '../../../edge-gate/src/edge-index/kv.js';"),
-    ).toEqual(['origin/src/edge-sync/sender.ts → edge-gate/src/edge-index/kv.ts']);
+      crossings('origin/src/edge-link/outbox-sender.ts', "import type { SyncUpdate } from '../../../edge-gate/src/edge-index/kv.js';"),
+    ).toEqual(['origin/src/edge-link/outbox-sender.ts → edge-gate/src/edge-index/kv.ts']);
     expect(crossings('edge-gate/src/gate/rules.ts', "import { LicenseService } from '../../../origin/src/licenses/service.js';")).toEqual([
       'edge-gate/src/gate/rules.ts → origin/src/licenses/service.ts',
     ]);

@@ -10,7 +10,7 @@ import type { Limit, RateDecision } from '../gate/rate-window.js';
 import { auditFields } from '../gate/results.js';
 import { evaluate, type GateQuery } from '../gate/rules.js';
 import { admitInHomeShard, recordDecision } from '../objects/audit-outbox-client.js';
-import { decideAtVoiceGate } from '../objects/voice-gate-client.js';
+import { decideAtDesk } from '../objects/platform-desk-client.js';
 
 /**
  * The gate's admission sequence (docs/CONTRACT.md#gate-request, docs/CONTRACT.md#gate-results, docs/CONTRACT.md#states-and-gate-rules): count the caller, decide, record durably.
@@ -19,7 +19,7 @@ import { decideAtVoiceGate } from '../objects/voice-gate-client.js';
  * body and whatever was decided. The limit is counted by the caller's home AuditOutbox shard, which
  * also refuses an API key revoked since the KV index copy was read, so a decision is authorized,
  * admitted and recorded in one object call. KV answers unknown and
- * blocked voices; an approval is only ever given by the voice's VoiceGate object, which issues the
+ * blocked voices; an approval is only ever given by the voice's desk for the platform, which issues the
  * token in the same step, and is decided before that call, so a refused request may leave a token
  * behind that nobody ever sees (it expires unused). A caller this isolate has seen refused is
  * counted first instead, so a flood over the limit costs no signatures.
@@ -106,10 +106,10 @@ export async function decideCheck(
     await admit(env, home, limit, nowMs, auditRecord(fastPath), applyRate);
     return { decision: fastPath, checkId };
   }
-  // A possible approval: confirmed (and its token issued) by VoiceGate only.
+  // A possible approval: confirmed (and its token issued) by the voice's desk only.
   const admittedFirst = recentlyRefused(limit.key, nowMs);
   if (admittedFirst) await admit(env, home, limit, nowMs, null, applyRate);
-  const decision = await decideAtVoiceGate(env, {
+  const decision = await decideAtDesk(env, {
     ...query,
     voice_id: request.voice_id,
     check_id: checkId,

@@ -1,9 +1,9 @@
 /**
  * A short-lived per-isolate memo of edge-index reads. Every gate request needs its API key and its
  * voice; within one isolate, requests for the same key or voice reuse one read while it is fresh.
- * Writes made through this isolate (index sync, VoiceGate) drop the entry at once; other isolates
+ * Writes made through this isolate (index sync, the voice's home) drop the entry at once; other isolates
  * see them once the entry expires. Nothing approves on this copy (an approval is always re-judged
- * by the voice's VoiceGate) and nothing trusts it for a key's revocation (the key's home shard is
+ * by the voice's desk) and nothing trusts it for a key's revocation (the key's home shard is
  * asked on every request): see DECISIONS.md, "The gate's reads off the hot path".
  *
  * One reader per expired entry: the first request to find an entry expired reads it again; the
@@ -65,7 +65,7 @@ export const API_KEY_READ_TTL_MS = 60_000;
 export const API_KEY_MISS_TTL_MS = 500;
 /**
  * How long a voice read may be reused. The KV copy can only answer "no record" or "blocked"; a
- * possible approval is always re-judged by VoiceGate, so a withdrawal stops approvals at once
+ * possible approval is always re-judged by the voice's desk, so a withdrawal stops approvals at once
  * whatever this copy says. A grant or enrolment made elsewhere is seen by every isolate after at
  * most twice this, 10 s, small beside KV's own propagation between locations (up to about 60 s).
  * Measured side by side, 1 s here cost the blocked path 16 % more CPU per request (a KV read of a

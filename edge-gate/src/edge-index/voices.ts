@@ -1,7 +1,7 @@
 import { kvKeys, type VoiceIndexRecord } from '@vip/shared-schema';
 import { INDEX_READ_MAX_ENTRIES, ReadCache, VOICE_READ_TTL_MS } from './read-cache.js';
 
-/** A voice in the KV index (the fast path). VoiceGate writes it; the gate reads it. */
+/** A voice in the KV index (the fast path). The voice's home (objects/voice-home.ts) writes it; the gate reads it. */
 export interface StoredVoice {
   version: number;
   record: VoiceIndexRecord | null;
@@ -14,7 +14,7 @@ export function readVoiceFromKv(kv: KVNamespace, voiceId: string): Promise<Store
   return recentReads.get(voiceId, () => kv.get<StoredVoice>(kvKeys.voice(voiceId), 'json'));
 }
 
-/** Deleted voices leave no KV entry; their version tombstone lives in the VoiceGate object. */
+/** Deleted voices leave no KV entry; their version tombstone lives in the voice's home. */
 export async function mirrorVoiceToKv(kv: KVNamespace, voiceId: string, stored: StoredVoice): Promise<void> {
   if (stored.record) await kv.put(kvKeys.voice(voiceId), JSON.stringify(stored));
   else await kv.delete(kvKeys.voice(voiceId));

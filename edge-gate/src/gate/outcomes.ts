@@ -2,11 +2,11 @@ import type { RateDecision } from './rate-window.js';
 import type { Evaluation, GateQuery } from './rules.js';
 
 /**
- * What the gate's deciding and redeeming produce, shared by the VoiceGate object that produces them
+ * What the gate's deciding and redeeming produce, shared by the voice's desk that produces them (objects/platform-desk.ts)
  * and the routes that answer with them.
  */
 
-/** A possible approval as VoiceGate is asked to confirm it. */
+/** A possible approval as the voice's desk for the platform is asked to confirm it. */
 export interface DecideInput extends GateQuery {
   voice_id: string;
   check_id: string;

@@ -14,7 +14,7 @@ export type Evaluation =
 
 /**
  * The gate's outcome rules (docs/CONTRACT.md#states-and-gate-rules) over one voice's index record. Pure, so the KV fast path
- * and the VoiceGate object judge with the same code. A licence counts while it is active, not past
+ * and the voice's desk (objects/platform-desk.ts) judge with the same code. A licence counts while it is active, not past
  * `expires_at`, and issued to this platform; a `license_token`, when given, must be one of those.
  */
 export function evaluate(record: VoiceIndexRecord | null, query: GateQuery, nowMs: number): Evaluation {
@@ -47,3 +47,9 @@ function liveLicences(record: VoiceIndexRecord, query: GateQuery, nowMs: number)
       (query.license_token_hash === null || licence.token_hash === query.license_token_hash),
   );
 }
+
+/**
+ * Whether a record refuses every approval that a withdrawal or erasure would: a desk holding it voids
+ * every token issued so far, since they must die with the consent (docs/DECISIONS.md#a-hot-voice-issue-17).
+ */
+export const voidsTokens = (record: VoiceIndexRecord | null): boolean => record === null || record.consent_status !== 'active';

@@ -6,7 +6,7 @@ import { requireInternalSignature } from '../http/internal-signature.js';
 import { internalBodyLimit, parseJsonText } from '../http/json-body.js';
 import type { MountRecord } from '../http/mount-record.js';
 import { applyKeyUpdate } from '../objects/audit-outbox-client.js';
-import { applyVoiceUpdate } from '../objects/voice-gate-client.js';
+import { applyVoiceUpdate } from '../objects/voice-home-client.js';
 
 const contract = edgeRoutes.indexSync;
 
@@ -22,7 +22,7 @@ async function applyUpdate(env: Env, update: SyncUpdate): Promise<'applied' | 's
   return applyVoiceUpdate(env, update);
 }
 
-/** A voice record must sit under its own id, or it would land in another voice's VoiceGate. */
+/** A voice record must sit under its own id, or it would land in another voice's home. */
 function refuseMisaddressedVoices(updates: SyncUpdate[]): void {
   const errors = updates.flatMap((update, index) =>
     update.kind === 'voice' && update.record && update.record.voice_id !== update.voice_id

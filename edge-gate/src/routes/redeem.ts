@@ -9,7 +9,7 @@ import { jsonBody, jsonBodyLimit } from '../http/json-body.js';
 import type { MountRecord } from '../http/mount-record.js';
 import { applyRateDecision } from '../http/rate-limit-headers.js';
 import { recordDecision } from '../objects/audit-outbox-client.js';
-import { redeemAtVoiceGate } from '../objects/voice-gate-client.js';
+import { redeemAtDesk } from '../objects/platform-desk-client.js';
 
 const contract = edgeRoutes.redeem;
 
@@ -22,7 +22,7 @@ const REFUSALS: Record<Exclude<Redemption, 'redeemed'> | 'not_holder', () => Pro
 
 /**
  * Single-use redemption (docs/CONTRACT.md#authorization-tokens): the signature and expiry are checked here, the one
- * use inside the voice's VoiceGate object. Redemptions and refused repeats are audited.
+ * use at the voice's desk for the platform. Redemptions and refused repeats are audited.
  */
 export function mountRedeem(mounts: MountRecord) {
   mounts.serve(contract, gateAuthentication, jsonBodyLimit, async (c) => {
@@ -37,7 +37,7 @@ export function mountRedeem(mounts: MountRecord) {
     if (caller.kind === 'platform' && caller.platform_name !== claims.platform) throw REFUSALS.not_holder();
     if (!mayRedeem(caller, claims.azp)) throw REFUSALS.not_holder();
 
-    const outcome = await redeemAtVoiceGate(c.env, claims, nowMs);
+    const outcome = await redeemAtDesk(c.env, claims, nowMs);
     if (outcome === 'unknown') throw REFUSALS.unknown();
 
     const redemptionCheckId = runtime.newId();

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from 'cloudflare:test';
 import type { AuditRecord } from '@vip/shared-schema';
 import { AUDIT_SHARDS, shardOf } from '../../src/gate/audit-shards.js';
-import type { AuditOutbox } from '../../src/objects/AuditOutbox.js';
+import type { AuditOutbox } from '../../src/objects/audit-outbox.js';
 import { auditOutboxShard } from '../../src/objects/audit-outbox-client.js';
 
 /** Reads a pending record straight from its outbox shard (what the edge holds before the origin pulls). */

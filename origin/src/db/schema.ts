@@ -3,7 +3,7 @@ export * from './schema/audit.js';
 export * from './schema/audit-pending.js';
 export * from './schema/audit-tlog.js';
 export * from './schema/biometric-consents.js';
-export * from './schema/edge-sync.js';
+export * from './schema/edge-outbox.js';
 export * from './schema/embeddings.js';
 export * from './schema/events.js';
 export * from './schema/identity.js';

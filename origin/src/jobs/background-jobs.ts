@@ -2,15 +2,15 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AuditService } from '../audit/service.js';
 import type { TransparencyLog } from '../audit/tlog-service.js';
 import type { Database } from '../db/client.js';
-import { EDGE_SYNC_IDLE_MS, OutboxSender } from '../edge-sync/sender.js';
-import type { OutboxSignal } from '../edge-sync/signal.js';
+import { AuditCollector } from '../edge-link/audit-collector.js';
+import { EDGE_SYNC_IDLE_MS, OutboxSender } from '../edge-link/outbox-sender.js';
 import { licenseExpiryRound } from '../registry/licenses/expiry.js';
 import type { LicenseService } from '../registry/licenses/service.js';
 import type { Clock } from '../runtime.js';
 import type { SenderSettings } from '../webhooks/sender.js';
 import { WebhookWorker } from '../webhooks/worker.js';
-import { AuditCollector } from './audit-collector.js';
 import { BackgroundLoop } from './background-loop.js';
+import type { WakeSignal } from './wake-signal.js';
 
 /** How often each loop runs; main.ts takes them from the configuration. */
 export interface BackgroundJobSettings {
@@ -27,7 +27,7 @@ export interface BackgroundJobDeps {
   db: Database;
   clock: Clock;
   log: FastifyBaseLogger;
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
   audit: AuditService;
   tlog: TransparencyLog;
   licenses: LicenseService;

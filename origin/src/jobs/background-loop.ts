@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { OutboxSignal } from '../edge-sync/signal.js';
+import { WakeSignal } from './wake-signal.js';
 
 /** What one round did: more may be waiting (`busy`), nothing was (`idle`), or wait this long. */
 export type RoundOutcome = 'busy' | 'idle' | { waitMs: number };
@@ -12,7 +12,7 @@ export interface BackgroundLoopOptions {
   /** Sleep after a round threw. */
   errorBackoffMs?: number;
   /** What ends an idle sleep early; default the loop's own (see `nudge`). The edge sync loop wakes on the outbox's. */
-  wake?: OutboxSignal;
+  wake?: WakeSignal;
   log: FastifyBaseLogger;
 }
 
@@ -22,12 +22,12 @@ export interface BackgroundLoopOptions {
  * waits for the round in flight.
  */
 export class BackgroundLoop {
-  private readonly signal: OutboxSignal;
+  private readonly signal: WakeSignal;
   private running: Promise<void> | null = null;
   private stopping = false;
 
   constructor(private readonly options: BackgroundLoopOptions) {
-    this.signal = options.wake ?? new OutboxSignal();
+    this.signal = options.wake ?? new WakeSignal();
   }
 
   start(): void {

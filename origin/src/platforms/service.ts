@@ -1,15 +1,15 @@
 import { API_KEY_PREFIX, ProblemError, sha256Hex } from '@vip/shared-schema';
 import type { Database } from '../db/client.js';
 import type { PlatformRow } from '../db/schema.js';
-import type { OutboxSignal } from '../edge-sync/signal.js';
-import { enqueueEdgeUpdate } from '../edge-sync/store.js';
+import { enqueueEdgeUpdate } from '../edge-link/outbox-store.js';
+import type { WakeSignal } from '../jobs/wake-signal.js';
 import type { Runtime } from '../runtime.js';
 import * as store from './store.js';
 
 export interface PlatformServiceDeps {
   db: Database;
   runtime: Runtime;
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
 }
 
 /** Characters of the key (after `vip_`) kept for display: enough to tell keys apart, useless to an attacker. */

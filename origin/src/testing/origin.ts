@@ -7,8 +7,8 @@ import { type AccessTokens, createAccessTokens, generateSigningJwk, type Signing
 import { type PasswordHasher, scryptHasher } from '../auth/passwords.js';
 import type { SpokenConsentSettings } from '../config.js';
 import type { DatabaseHandle } from '../db/client.js';
-import { OutboxSignal } from '../edge-sync/signal.js';
 import type { BackgroundJobSettings } from '../jobs/background-jobs.js';
+import { WakeSignal } from '../jobs/wake-signal.js';
 import type { Runtime } from '../runtime.js';
 import { buildServer, type OriginServer, type ProtectionSettings } from '../server.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
@@ -36,7 +36,7 @@ export interface TestOrigin extends OriginServer {
   runtime: ReturnType<typeof movableRuntime>;
   tokens: AccessTokens;
   signingJwk: SigningJwk;
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
   /** Every log line the server wrote, raw. */
   logs: string[];
   /** `app.close()`: the same shutdown as main.ts's (the jobs, if any, then the database). */
@@ -62,7 +62,7 @@ export async function startTestOrigin(
   const runtime = movableRuntime();
   const signingJwk = await generateSigningJwk('test-key');
   const tokens = await createAccessTokens(signingJwk);
-  const outbox = new OutboxSignal();
+  const outbox = new WakeSignal();
   const logs: string[] = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {

@@ -10,6 +10,7 @@ export {
   type NearVoice,
   nearestVoice,
   nearestVoices,
+  ownersOfVoices,
   setConsentStatus,
   voiceIdsOfOwner,
   voiceStanding,

@@ -10,9 +10,9 @@ import { queueAuditRecords } from '../audit/index.js';
 import type { Principal } from '../auth/index.js';
 import type { Database, Executor } from '../db/client.js';
 import type { VoiceRow } from '../db/schema.js';
-import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/index.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import type { WakeSignal } from '../jobs/wake-signal.js';
 import { publishVoiceIndex } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import { eraseVoice } from './erase.js';
@@ -55,7 +55,7 @@ export async function holdForReview(
 export interface VoiceReviewServiceDeps {
   db: Database;
   runtime: Runtime;
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
 }
 
 /** The administrators' side of the band: the queue of held voices, and the decision on one. */

@@ -13,10 +13,10 @@ import type { Principal } from '../auth/index.js';
 import { attachConsentToVoice, consentRequired, findConsent, lockConsent, usableConsent } from '../biometric-consent/index.js';
 import type { Database, Executor } from '../db/client.js';
 import type { VoiceRow } from '../db/schema.js';
-import type { OutboxSignal } from '../edge-sync/signal.js';
 import { recordEvent } from '../events/index.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
+import type { WakeSignal } from '../jobs/wake-signal.js';
 import { findVoiceFor, lockVoiceFor, publishVoiceIndex, refuseWhileHeld } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import type { SpokenConsentService, VerifiedConsent } from '../spoken-consent/index.js';
@@ -29,7 +29,7 @@ import * as store from './store.js';
 export interface VoiceServiceDeps {
   db: Database;
   runtime: Runtime;
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
   /** Absent in processes that serve no audio (tests of other domains): enroll and compare answer 503. */
   engine?: VoiceprintEngine;
   spokenConsent: SpokenConsentService;

@@ -51,6 +51,16 @@ export async function findVoiceOfOwner(db: Executor, ownerId: string, voiceId: s
   return row ?? null;
 }
 
+/** The owner of each voice in `voiceIds` that exists, by voice id; other domains read owners here. */
+export async function ownersOfVoices(db: Executor, voiceIds: readonly string[]): Promise<Map<string, string>> {
+  if (voiceIds.length === 0) return new Map();
+  const rows = await db
+    .select({ voiceId: voices.id, ownerId: voices.ownerId })
+    .from(voices)
+    .where(inArray(voices.id, [...voiceIds]));
+  return new Map(rows.map((row) => [row.voiceId, row.ownerId]));
+}
+
 /** Licences go with the voice row (ON DELETE CASCADE); count them first for the receipt. */
 export async function deleteVoice(db: Executor, voiceId: string): Promise<void> {
   await db.delete(voices).where(eq(voices.id, voiceId));

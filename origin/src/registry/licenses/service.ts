@@ -11,8 +11,8 @@ import { queueAuditRecords } from '../../audit/index.js';
 import type { Principal } from '../../auth/index.js';
 import type { Database, Executor } from '../../db/client.js';
 import type { LicenseRow, VoiceRow } from '../../db/schema.js';
-import type { OutboxSignal } from '../../edge-sync/signal.js';
 import { recordEvent } from '../../events/index.js';
+import type { WakeSignal } from '../../jobs/wake-signal.js';
 import { platformExists } from '../../platforms/index.js';
 import type { Runtime } from '../../runtime.js';
 import { findVoice, lockVoice } from '../../voices/index.js';
@@ -24,7 +24,7 @@ import * as store from './store.js';
 export interface LicenseServiceDeps {
   db: Database;
   runtime: Runtime;
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
 }
 
 export interface NewLicense {

@@ -2,7 +2,7 @@ import type { ConsentStatus } from '@vip/shared-schema';
 import { queueAuditRecords } from '../../audit/index.js';
 import type { Principal } from '../../auth/index.js';
 import type { Database } from '../../db/client.js';
-import type { OutboxSignal } from '../../edge-sync/signal.js';
+import type { WakeSignal } from '../../jobs/wake-signal.js';
 import { closePendingRequests } from '../../license-requests/index.js';
 import type { Runtime } from '../../runtime.js';
 import { setConsentStatus } from '../../voices/index.js';
@@ -13,7 +13,7 @@ import { publishVoiceIndex } from '../voice-index/publish.js';
 export interface SynthesisConsentServiceDeps {
   db: Database;
   runtime: Runtime;
-  outbox: OutboxSignal;
+  outbox: WakeSignal;
 }
 
 /** Synthesis consent per voice (docs/CONTRACT.md#answers-to-the-specifications-gaps): what the gate's `no_consent` is judged by. */

@@ -1,7 +1,7 @@
 import type { VoiceIndexRecord } from '@vip/shared-schema';
 import type { Executor } from '../../db/client.js';
 import type { LicenseRow, VoiceRow } from '../../db/schema.js';
-import { enqueueEdgeUpdate } from '../../edge-sync/store.js';
+import { enqueueEdgeUpdate } from '../../edge-link/outbox-store.js';
 import { lockVoice } from '../../voices/index.js';
 import { listActiveLicenses } from './store.js';
 

@@ -16,7 +16,7 @@ import { edgeOutbox } from '../db/schema.js';
 import { BackgroundLoop } from '../jobs/background-loop.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { readSignedRequest } from '../testing/signed-request.js';
-import { OutboxSender, type OutboxSenderOptions } from './sender.js';
+import { OutboxSender, type OutboxSenderOptions } from './outbox-sender.js';
 
 const SECRET = 'edge-sync-test-secret-0123456789';
 

@@ -1,25 +1,22 @@
-import { DurableObject } from 'cloudflare:workers';
 import type { AuthorizationTokenClaims, VoiceIndexRecord } from '@vip/shared-schema';
 import { configFor } from '../config.js';
-import { mirrorVoiceToKv, type StoredVoice } from '../edge-index/voices.js';
+import type { StoredVoice } from '../edge-index/voices.js';
 import type { Env } from '../env.js';
 import { signAuthorizationToken } from '../gate/authorization-token.js';
 import type { DecideInput, GateVerdict, Redemption } from '../gate/outcomes.js';
-import { approvingLicence, evaluate } from '../gate/rules.js';
+import { approvingLicence, evaluate, voidsTokens } from '../gate/rules.js';
 import { importSealKey, isSealOf, MAX_SERIAL, newSealKey, type SealedGrant, seal, serialOf } from '../gate/token-serial.js';
-import { holdAtDesk, recordFromHome } from './voice-gate-client.js';
+import type { HeldVoice } from './held-voice.js';
+import { recordFromHome } from './voice-home-client.js';
 
-const VOICE_KEY = 'voice';
-/** In a voice's home: every platform whose desk holds the voice's record (desks are opened, never closed). */
-const DESKS_KEY = 'desks';
-/** In a desk: the key of its seals (gate/token-serial.ts), made on its first approval. */
+/** The key of the desk's seals (gate/token-serial.ts), made on its first approval. */
 const SEAL_KEY = 'seal_key';
-/** In a desk: the first serial number not yet reserved; serials are reserved a block at a time. */
+/** The first serial number not yet reserved; serials are reserved a block at a time. */
 const SERIALS_RESERVED_KEY = 'serials_reserved';
-/** In a desk: one entry per block of serials with a redeemed token, its bits set for those redeemed. */
+/** One entry per block of serials with a redeemed token, its bits set for those redeemed. */
 const REDEEMED_PREFIX = 'redeemed:';
 const SERIALS_PER_BLOCK = 4096;
-/** In a desk: the latest withdrawal or erasure it has heard of, and the serials it voided. */
+/** The latest withdrawal or erasure the desk has heard of, and the serials it voided. */
 const VOIDED_KEY = 'voided';
 /** A redeemed token's bit is kept this long past the token's `exp`, then purged by the alarm. */
 const REDEEMED_RETENTION_MS = 10 * 60_000;
@@ -40,66 +37,33 @@ interface RedeemedBlock {
 }
 
 /**
- * The authoritative consent and licence state of a voice as the origin pushes it (docs/ARCHITECTURE.md#consistency),
- * in two roles (objects/voice-gate-client.ts names them):
- *
- * - the voice's **home** (one per voice) takes the index updates, hands each to the voice's open
- *   desks, then mirrors it to KV;
- * - a **desk** (one per voice and platform) holds the same record, confirms that platform's
- *   approvals and issues their tokens in the same step, and redeems them one at a time, so a token
- *   is redeemed at most once. A desk opens on its first question: it asks the home for the record,
- *   and the home, which answers only between two updates, counts it among the desks it updates.
+ * A voice's **desk** for one platform (docs/ARCHITECTURE.md#glossary), played by the VoiceGate object
+ * that platform-desk-client.ts addresses: it holds the record the voice's home (voice-home.ts) hands
+ * it, confirms that platform's approvals and issues their tokens in the same step, and redeems them
+ * one at a time, so a token is redeemed at most once. A desk opens on its first question by asking
+ * the home for the record (docs/ARCHITECTURE.md#consistency).
  *
  * Only a platform holding a live licence can be approved, so a popular voice's approvals spread over
  * one desk per licensed platform instead of queueing in one object. A withdrawal or erasure reaches
  * every desk the voice ever had before the sync is acknowledged (DECISIONS.md, "A hot voice").
  */
-export class VoiceGate extends DurableObject<Env> {
-  /**
-   * Home: applies an index update unless a newer or equal version is stored. A deleted voice keeps
-   * its version as a tombstone. Concurrency is blocked while the desks and KV are written, so neither
-   * ends on an older version than this object; a replay of the stored version repairs both if a
-   * write failed. The desks are written before KV, so a desk never lacks a licence KV shows.
-   */
-  async applyIndexUpdate(voiceId: string, version: number, record: VoiceIndexRecord | null): Promise<'applied' | 'stale'> {
-    return this.ctx.blockConcurrencyWhile(async () => {
-      const current = await this.storedVoice();
-      const desks = (await this.ctx.storage.get<string[]>(DESKS_KEY)) ?? [];
-      if (current && current.version > version) {
-        // A withdrawal delivered after a later update (its first delivery failed) still voids the
-        // tokens issued before it: the desks hear of it, though neither they nor KV keep its record.
-        if (withdraws(record)) await Promise.all(desks.map((platform) => holdAtDesk(this.env, voiceId, platform, { version, record })));
-        return 'stale';
-      }
-      const stored: StoredVoice = current?.version === version ? current : { version, record };
-      if (stored !== current) await this.keepVoice(stored);
-      await Promise.all(desks.map((platform) => holdAtDesk(this.env, voiceId, platform, stored)));
-      await mirrorVoiceToKv(this.env.EDGE_INDEX, voiceId, stored);
-      return stored === current ? 'stale' : 'applied';
-    });
-  }
+export class PlatformDesk {
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly env: Env,
+    private readonly voice: HeldVoice,
+  ) {}
 
   /**
-   * Home: opens `platform`'s desk and hands it the record. Never while an update is being applied
-   * (blockConcurrencyWhile holds this call back), so the desk misses no update: each later one
-   * reaches it through `applyIndexUpdate`.
-   */
-  async openDesk(platform: string): Promise<StoredVoice> {
-    const desks = (await this.ctx.storage.get<string[]>(DESKS_KEY)) ?? [];
-    if (!desks.includes(platform)) await this.ctx.storage.put(DESKS_KEY, [...desks, platform]);
-    return (await this.storedVoice()) ?? NO_RECORD;
-  }
-
-  /**
-   * Desk: keeps the voice's record unless a newer or equal version is held. A withdrawal or erasure,
+   * Keeps the voice's record unless a newer or equal version is held. A withdrawal or erasure,
    * even one older than the record held, voids every token issued so far (see `Voided`); erasure
    * also drops the seal key and redeemed bits, so no earlier token matches a seal again.
    */
   async holdRecord(stored: StoredVoice): Promise<void> {
-    if (withdraws(stored.record)) await this.voidIssuedTokens(stored.version);
-    const current = await this.storedVoice();
+    if (voidsTokens(stored.record)) await this.voidIssuedTokens(stored.version);
+    const current = await this.voice.read();
     if (current && current.version >= stored.version) return;
-    await this.keepVoice(stored);
+    await this.voice.keep(stored);
     if (stored.record) return;
     this.sealKeyLoad = undefined;
     this.redeemedBlocks.clear();
@@ -130,17 +94,17 @@ export class VoiceGate extends DurableObject<Env> {
     return this.voidedNow;
   }
 
-  /** Desk: the record held here, asked of the home on the desk's first question. */
+  /** The record held here, asked of the home on the desk's first question. */
   private async heldRecord(voiceId: string, platform: string): Promise<VoiceIndexRecord | null> {
-    const held = await this.storedVoice();
+    const held = await this.voice.read();
     if (held) return held.record;
     const opened = await recordFromHome(this.env, voiceId, platform);
     await this.holdRecord(opened);
-    return ((await this.storedVoice()) ?? opened).record;
+    return ((await this.voice.read()) ?? opened).record;
   }
 
   /**
-   * Desk: judges on the state held here, never on KV; an approval comes back with its token. Nothing
+   * Judges on the state held here, never on KV; an approval comes back with its token. Nothing
    * is stored per token: its `jti` is the desk's seal on it (gate/token-serial.ts).
    */
   async decide(input: DecideInput): Promise<GateVerdict> {
@@ -168,7 +132,7 @@ export class VoiceGate extends DurableObject<Env> {
     const { license_id: _bound, ...claims } = grant;
     const token = await signAuthorizationToken(config, { ...claims, jti });
     // An update that landed during the waits above wins: the answer is judged on the record held now.
-    const judgedNow = evaluate(this.voice?.record ?? null, input, input.now_ms);
+    const judgedNow = evaluate(this.voice.now?.record ?? null, input, input.now_ms);
     if (judgedNow.outcome !== 'approved') return judgedNow;
     return { ...evaluation, token, jti, expires_at: new Date(exp * 1000).toISOString() };
   }
@@ -182,7 +146,7 @@ export class VoiceGate extends DurableObject<Env> {
    * (`azp`) is the route's check: the seal covers it.
    */
   async redeem(claims: AuthorizationTokenClaims, nowMs: number): Promise<Redemption> {
-    const [held] = await Promise.all([this.storedVoice(), this.voided()]);
+    const [held] = await Promise.all([this.voice.read(), this.voided()]);
     const record = held?.record ?? null;
     const serial = serialOf(claims.jti);
     if (!record || serial === null) return 'unknown';
@@ -196,7 +160,7 @@ export class VoiceGate extends DurableObject<Env> {
     // Judged on the record and voiding as held now, not as read before the waits: an update may have
     // landed since. Only the licence the token is bound to may approve it.
     if (serial < this.voidedNow!.below_serial) return 'revoked';
-    const current = this.voice?.record ?? null;
+    const current = this.voice.now?.record ?? null;
     const bound = current && { ...current, licenses: current.licenses.filter((licence) => licence.license_id === boundTo) };
     const query = { platform_name: claims.platform, intended_use: claims.intended_use, license_token_hash: null };
     if (evaluate(bound, query, nowMs).outcome !== 'approved') return 'revoked';
@@ -280,22 +244,6 @@ export class VoiceGate extends DurableObject<Env> {
     return this.serials;
   }
 
-  /**
-   * The voice as stored here, kept in memory once read: this object is the only writer of its
-   * storage, so the copy is what storage holds, and a decision reads no storage.
-   */
-  private voice: StoredVoice | null | undefined;
-
-  private async storedVoice(): Promise<StoredVoice | null> {
-    if (this.voice === undefined) this.voice = (await this.ctx.storage.get<StoredVoice>(VOICE_KEY)) ?? null;
-    return this.voice;
-  }
-
-  private async keepVoice(stored: StoredVoice): Promise<void> {
-    this.voice = stored;
-    await this.ctx.storage.put(VOICE_KEY, stored);
-  }
-
   /** When the purge alarm is set, as last read or written here; undefined until known. */
   private purgeAt: number | null | undefined;
 
@@ -303,9 +251,9 @@ export class VoiceGate extends DurableObject<Env> {
    * Purges the blocks whose redeemed tokens are all past their retention. Each is judged on the copy
    * redemptions use (which may be newer than the listed one) and dropped from memory with the same
    * step, and every delete is issued before anything else can run, so no redemption sets a bit in a
-   * block that is then deleted.
+   * block that is then deleted. Run by the object's alarm, which only a redemption sets.
    */
-  override async alarm(): Promise<void> {
+  async purgeRedeemed(): Promise<void> {
     this.purgeAt = undefined;
     const keys = [...(await this.ctx.storage.list({ prefix: REDEEMED_PREFIX })).keys()];
     const blocks = await Promise.all(keys.map((key) => this.redeemedBlock(key)));
@@ -341,9 +289,3 @@ export class VoiceGate extends DurableObject<Env> {
     await Promise.all(calls);
   }
 }
-
-/** Whether a record refuses every approval that a withdrawal or erasure would: its tokens must die with it. */
-const withdraws = (record: VoiceIndexRecord | null): boolean => record === null || record.consent_status !== 'active';
-
-/** What a home that has never been sent the voice holds: version 0, no record. */
-const NO_RECORD: StoredVoice = { version: 0, record: null };

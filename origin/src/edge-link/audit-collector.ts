@@ -1,14 +1,11 @@
 import { type AuditPullRequest, type AuditRecord, auditPullResponseSchema, INTERNAL_AUDIT_PULL_PATH } from '@vip/shared-schema';
-import { inArray } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
-import { queueAuditRecords } from '../audit/queue.js';
-import { knownCheckIds, lockCollector } from '../audit/store.js';
-import type { Database, Executor } from '../db/client.js';
-import { voices } from '../db/schema.js';
-import { callEdge } from '../edge-sync/edge-call.js';
-import { recordEvent } from '../events/store.js';
+import { knownCheckIds, lockCollector, queueAuditRecords } from '../audit/index.js';
+import type { Database } from '../db/client.js';
+import type { RoundOutcome } from '../jobs/background-loop.js';
 import type { Clock } from '../runtime.js';
-import type { RoundOutcome } from './background-loop.js';
+import { emitBlockedEvents } from './blocked-events.js';
+import { callEdge } from './edge-call.js';
 
 export interface AuditCollectorOptions {
   db: Database;
@@ -81,11 +78,9 @@ export class AuditCollector {
         tx,
         records.map((record) => record.check_id.toLowerCase()),
       );
-      const denials = records.filter(
-        (record) => record.kind === 'gate.decision' && record.decision === 'deny' && !known.has(record.check_id.toLowerCase()),
-      );
+      const firstPulled = records.filter((record) => !known.has(record.check_id.toLowerCase()));
       await queueAuditRecords(tx, records, clock.now());
-      await emitBlockedEvents(tx, denials);
+      await emitBlockedEvents(tx, firstPulled);
     });
   }
 
@@ -100,37 +95,5 @@ export class AuditCollector {
       'an audit pull response',
     );
     return answer.records;
-  }
-}
-
-/** docs/CONTRACT.md#events: `pre_synthesis.blocked` on every hard block, for the voice owner's subscriptions. */
-async function emitBlockedEvents(tx: Executor, denials: AuditRecord[]): Promise<void> {
-  if (denials.length === 0) return;
-  const voiceIds = [...new Set(denials.flatMap((record) => (record.voice_id ? [record.voice_id.toLowerCase()] : [])))];
-  const owners = new Map(
-    voiceIds.length === 0
-      ? []
-      : (await tx.select({ id: voices.id, ownerId: voices.ownerId }).from(voices).where(inArray(voices.id, voiceIds))).map((row) => [
-          row.id,
-          row.ownerId,
-        ]),
-  );
-  for (const record of denials) {
-    await recordEvent(
-      tx,
-      {
-        type: 'pre_synthesis.blocked',
-        voiceId: record.voice_id,
-        ownerId: (record.voice_id && owners.get(record.voice_id.toLowerCase())) ?? null,
-        fields: {
-          platform_name: record.platform_name,
-          intended_use: record.intended_use,
-          reason: record.reason,
-          check_id: record.check_id,
-          authorization_denied: true,
-        },
-      },
-      new Date(record.decided_at),
-    );
   }
 }

@@ -4,7 +4,7 @@ import type { Database } from '../db/client.js';
 import type { RoundOutcome } from '../jobs/background-loop.js';
 import type { Clock } from '../runtime.js';
 import { callEdge, EdgeAnswerError } from './edge-call.js';
-import { claimDueUpdates, markDelivered, markFailed } from './store.js';
+import { claimDueUpdates, markDelivered, markFailed } from './outbox-store.js';
 
 export interface OutboxSenderOptions {
   db: Database;
@@ -27,7 +27,7 @@ export const EDGE_SYNC_IDLE_MS = 2_000;
 /**
  * Pushes the edge outbox to the edge's internal sync route, oldest first, until acknowledged.
  * Its state lives in the table, so a restart or an edge outage loses nothing. Run by a
- * `BackgroundLoop` woken by the outbox signal (jobs/background-jobs.ts), one per process.
+ * `BackgroundLoop` woken by the outbox's `WakeSignal` (jobs/background-jobs.ts), one per process.
  */
 export class OutboxSender {
   private readonly options: Required<OutboxSenderOptions>;
