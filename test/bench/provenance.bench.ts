@@ -14,30 +14,13 @@ import { bearer, loggedIn, platformWithApiKey, startTestOrigin } from '../../ori
 import { audioForm, speakerRecordings, startTestEngine } from '../../origin/src/testing/voiceprint.js';
 import { insertEnrolledVoice } from '../../origin/src/testing/voices.js';
 import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
-import type { VoiceprintEngine } from '../../origin/src/voiceprint/index.js';
 import type { Bench, Figure } from './bench.js';
 import { median, percentile, round } from './support/stats.js';
+import { timedEngine } from './support/timed-engine.js';
 
 const SPEAKER = 'so762:SPEAKER9612';
 const PLATFORMS = ['Acme TTS', 'Other Voices'];
 const SAMPLE_RATE = 16_000;
-
-/** An engine whose embeddings time themselves, so a verification's speaker model can be taken apart from the rest. */
-function timedEngine(engine: VoiceprintEngine, embedMs: number[]): VoiceprintEngine {
-  return {
-    ...engine,
-    model: engine.model,
-    backend: engine.backend,
-    embedFile: async (bytes) => {
-      const started = performance.now();
-      try {
-        return await engine.embedFile(bytes);
-      } finally {
-        embedMs.push(performance.now() - started);
-      }
-    },
-  };
-}
 
 /** `seconds` of the speaker's speech (a recording the voice was not enrolled from, repeated as needed), as a 16 kHz PCM16 WAV. */
 async function speechWav(seconds: number): Promise<Uint8Array> {

@@ -5,10 +5,10 @@ import { loggedIn, startTestOrigin } from '../../origin/src/testing/origin.js';
 import { platformKey } from '../../origin/src/testing/platforms.js';
 import { audioForm, speakerRecordings, startTestEngine } from '../../origin/src/testing/voiceprint.js';
 import { insertEnrolledVoice } from '../../origin/src/testing/voices.js';
-import type { VoiceprintEngine } from '../../origin/src/voiceprint/index.js';
 import { nearestVoices } from '../../origin/src/voices/store.js';
 import type { Bench, Figure } from './bench.js';
 import { median, percentile, round } from './support/stats.js';
+import { timedEngine } from './support/timed-engine.js';
 
 const REGISTRY_SIZE = 10_000;
 const QUICK_REGISTRY_SIZE = 2_000;
@@ -23,23 +23,6 @@ const SEED_SPEAKERS = [
 ];
 const ENROLLED_SPEAKER = 'so762:SPEAKER9612';
 const STRANGER = 'dsp20:16307130260';
-
-/** An embedding recording its own time, so the screening's remainder can be taken apart from it. */
-function timedEngine(engine: VoiceprintEngine, embedMs: number[]): VoiceprintEngine {
-  return {
-    ...engine,
-    model: engine.model,
-    backend: engine.backend,
-    embedFile: async (bytes) => {
-      const started = performance.now();
-      try {
-        return await engine.embedFile(bytes);
-      } finally {
-        embedMs.push(performance.now() - started);
-      }
-    },
-  };
-}
 
 /**
  * Unit vectors drawn from the spread of real voiceprints: per dimension, the mean and standard
