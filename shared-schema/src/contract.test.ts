@@ -34,10 +34,7 @@ type Document = {
 };
 
 /** Each plane's routes (the page routes of both included), documented as the plane documents them. */
-// Content Credentials' contracts (routes/origin/provenance.ts) are left out until their fields have
-// entries in field-docs.ts and their answers examples that parse; every other origin file is in.
-const documentedOrigin = Object.entries(origin).flatMap(([domain, module]) => (domain === 'provenance' ? [] : [module]));
-const planes = [contractsOf(edge, pages.playgroundPageRoutes), contractsOf(...documentedOrigin, pages)].map((contracts) => ({
+const planes = [contractsOf(edge, pages.playgroundPageRoutes), contractsOf(origin, pages)].map((contracts) => ({
   contracts,
   document: buildOpenApiDocument({ title: 'plane', version: '1', description: 'its routes' }, contracts) as Document,
 }));

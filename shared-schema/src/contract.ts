@@ -247,6 +247,8 @@ function explainSchema<T>(json: T, context: string): T {
  * the schema (its enum, const, format, bounds), so an example never drifts from what is accepted.
  */
 const EXAMPLE_DIGEST = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08';
+const EXAMPLE_UUID = '3f2c8a5e-9b1d-4c7e-8a2f-6d4b1e9c0a57';
+const EXAMPLE_TIME = '2026-01-15T09:30:00.000Z';
 const EXAMPLE_VALUES: Record<string, unknown> = {
   platform_name: 'Acme Voices',
   name: 'Studio narrator',
@@ -256,6 +258,7 @@ const EXAMPLE_VALUES: Record<string, unknown> = {
   head_hash: EXAMPLE_DIGEST,
   prev_hash: EXAMPLE_DIGEST,
   entry_hash: EXAMPLE_DIGEST,
+  fingerprint_sha256: EXAMPLE_DIGEST,
   embedding1_hash: `sha256:${EXAMPLE_DIGEST}`,
   embedding2_hash: `sha256:${EXAMPLE_DIGEST}`,
   email: 'owner@example.com',
@@ -268,9 +271,13 @@ const EXAMPLE_VALUES: Record<string, unknown> = {
   speech_seconds: 17.7,
   duration_seconds: 25.6,
   message: 'We would like to narrate a children’s audiobook series with this voice.',
+  certificate_pem: '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU…\n-----END CERTIFICATE-----\n',
+  not_before: '2026-01-01T00:00:00.000Z',
+  not_after: '2028-01-01T00:00:00.000Z',
+  // Strings in SigningCertificate, without a format to read the example from.
+  created_at: EXAMPLE_TIME,
+  revoked_at: EXAMPLE_TIME,
 };
-const EXAMPLE_UUID = '3f2c8a5e-9b1d-4c7e-8a2f-6d4b1e9c0a57';
-const EXAMPLE_TIME = '2026-01-15T09:30:00.000Z';
 const EXAMPLE_BY_FORMAT: Record<string, unknown> = {
   uuid: EXAMPLE_UUID,
   'date-time': EXAMPLE_TIME,

@@ -120,7 +120,6 @@ const signerSchema = z.object({
   common_name: z.string().nullable(),
   issuer: z.string().nullable().describe("the issuer's organization, as c2pa-rs reports it"),
   serial_number: z.string().nullable(),
-  /** The registered platform whose certificate the signer chains to; null when none. */
   registered_platform: platformName.nullable(),
 });
 
@@ -134,19 +133,15 @@ export const provenanceCredentialsSchema = z.object({
 
 export const provenanceAuthorizationSchema = z.object({
   present: z.boolean(),
-  /** Why the assertion is not what the schema fixes (malformed) or the receipt does not hold; empty when it does. */
   problems: z.array(z.string()),
   check_id: uuid.nullable(),
   voice_id: uuid.nullable(),
   platform_name: z.string().nullable(),
   intended_use: z.string().nullable(),
   decided_at: z.string().nullable(),
-  /** Signature, log origin, inclusion, leaf and consistency of its checkpoint with this log. */
   receipt_verified: z.boolean(),
-  /** The logged decision allowed this voice, platform and use. */
   approved: z.boolean(),
   redeemed: z.boolean(),
-  /** Today: the voice is still registered, its synthesis consent active, the platform's licence live. */
   consent_standing: z.boolean(),
   license_standing: z.boolean(),
   receipt: auditReceiptSchema
@@ -158,12 +153,10 @@ export const provenanceAuthorizationSchema = z.object({
 
 export const provenanceVoiceSchema = z.object({
   model: z.string().nullable(),
-  /** The voice the file's authorization names, compared with the file (sample vs enrolled). */
   compared_with: uuid.nullable(),
   similarity: z.number().nullable(),
   probability: z.number().nullable().describe('calibrated probability that the file is the named voice; null for an uncalibrated model'),
   is_same_speaker: z.boolean().nullable(),
-  /** Without an authorization: the protected voices the file sounds like, as screening finds them (at most 5, best first). */
   protected_matches: z.array(z.object({ voice_id: uuid, confidence: z.number() })),
 });
 
@@ -182,7 +175,6 @@ export type ProvenanceVerification = z.infer<typeof provenanceVerificationSchema
 
 export const registerSigningCertificateSchema = z
   .strictObject({
-    /** An administrator names the platform; a platform key registers for its own platform only. */
     platform_name: platformName.optional(),
     certificate_pem: z
       .string()
