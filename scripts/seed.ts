@@ -1,8 +1,8 @@
 /**
  * `npm run seed`: a demo registry on the running service (`npm start`; `npm start -- --demo` seeds it
  * itself once both planes serve). Creates, or finds from an earlier run, a platform with an API key,
- * a voice owner, a voice enrolled from the speech committed under fixtures/speech, its synthesis
- * consent and a licence for the platform, then prints commands that reach each gate outcome and a
+ * a voice owner, a voice enrolled from the speech committed under fixtures/ with its spoken consent,
+ * its synthesis consent and a licence for the platform, then prints commands that reach each gate outcome and a
  * redemption. Everything goes through the public API, as an integrator's own code would.
  *
  * It runs as the admin (ADMIN_EMAIL / ADMIN_PASSWORD, else the demo admin `npm start -- --demo`
@@ -12,19 +12,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { IntendedUse } from '@vip/shared-schema';
 import { createGateClient, createOriginClient, isApproved, ProblemError } from '@vip/shared-schema/client';
 import { DEFAULT_ADMIN_EMAIL, isLoopbackUrl } from '../origin/src/config.js';
-import { ENROLL_CLIPS } from '../test/support/speech.js';
+import { canSay, RECORDED_CONSENT, recordedConsent, recordedConsentEnrollment } from '../origin/src/testing/recorded-consent.js';
 import { planeSettings } from './plane-settings.js';
 
 export const DEMO = {
   platformName: 'Demo TTS Platform',
   ownerEmail: 'demo-owner@vip.local',
-  voiceName: 'Demo voice (speechocean762 speaker 0003)',
+  /** The one speaker whose spoken consent is committed (fixtures/spoken-consent/): the origin requires one by default. */
+  voiceName: 'Demo voice (speechocean762 speaker 2007)',
   /** The licence's scope: asking for it is approved, asking for anything else is blocked. */
   licensedUse: 'audiobook',
   unlicensedUse: 'podcast',
@@ -97,6 +98,19 @@ async function eventually(done: () => Promise<boolean>, timeoutMs: number, what:
   throw new Error(`${what} did not happen within ${timeoutMs / 1000} s`);
 }
 
+/**
+ * A spoken-consent challenge whose phrase the demo speaker can read: the speaker recorded six of the
+ * ten digits, so about one challenge in twenty is made of them alone. The phrase stays the origin's
+ * random draw (nothing makes it predictable); the others expire unused after their ten minutes.
+ */
+async function sayableChallenge<C extends { phrase: string }>(challenge: () => Promise<C>): Promise<C> {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const candidate = await challenge();
+    if (canSay(candidate.phrase)) return candidate;
+  }
+  throw new Error(`no challenge in 500 asked for a phrase of the digits ${RECORDED_CONSENT.speaker} recorded`);
+}
+
 export async function seedDemo(options: SeedOptions): Promise<DemoSeed> {
   const remote = [options.originUrl, options.edgeUrl, ...(options.databaseUrl ? [options.databaseUrl] : [])].filter(
     (url) => !isLoopbackUrl(url),
@@ -143,13 +157,18 @@ export async function seedDemo(options: SeedOptions): Promise<DemoSeed> {
   const ownerLogin = await anonymous.auth.login(owner);
   const asOwner = createOriginClient({ baseUrl: options.originUrl, bearerToken: ownerLogin.access_token });
 
-  // The voice, enrolled from committed speech under a biometric consent.
+  // The voice, enrolled from committed speech under a biometric consent and its spoken consent.
   const existingVoice = (await asOwner.voices.list()).voices.find((voice) => voice.name === DEMO.voiceName);
   let voiceId = existingVoice?.voice_id;
   if (!voiceId) {
     const consent = await asOwner.biometricConsent.grant({ type: 'biometric', statement_version: '2026-01', accepted: true });
-    const audio = ENROLL_CLIPS.map((path) => new File([readFileSync(path)], basename(path), { type: 'audio/ogg' }));
-    voiceId = (await asOwner.voices.enroll({ name: DEMO.voiceName, consent_id: consent.consent_id, audio })).voice_id;
+    const audio = recordedConsentEnrollment().map((data, index) => ({ data, filename: `${RECORDED_CONSENT.enrollmentClips[index]}.opus` }));
+    const challenge = await sayableChallenge(() => asOwner.spokenConsent.challenge());
+    const spoken_consent = {
+      challenge_id: challenge.challenge_id,
+      recording: { data: recordedConsent(challenge.phrase), filename: 'spoken-consent.wav', type: 'audio/wav' },
+    };
+    voiceId = (await asOwner.voices.enroll({ name: DEMO.voiceName, consent_id: consent.consent_id, audio, spoken_consent })).voice_id;
   }
 
   // Synthesis consent and a year's licence for the platform's audiobooks.

@@ -33,9 +33,9 @@ export const DEFAULT_ADMIN_EMAIL = 'admin@vip.local';
 export const DEFAULT_PROTECTION_LIMITS = { screeningPerMinute: 60, comparePerMinute: 60, licenseRequestsPerMinute: 10 } as const;
 
 /**
- * `required`: every enrollment and re-enrollment needs a spoken consent. `when_given`: one that is
- * sent is checked like a required one, and an enrollment without one goes ahead as before (the
- * default until every client sends one: docs/OPERATIONS.md#spoken-consent).
+ * `required` (the default): every enrollment and re-enrollment needs a spoken consent. `when_given`:
+ * one that is sent is checked like a required one, and an enrollment without one goes ahead as
+ * before, for a deployment whose clients do not send one yet (docs/OPERATIONS.md#spoken-consent).
  */
 export const SPOKEN_CONSENT_MODES = ['required', 'when_given'] as const;
 export type SpokenConsentMode = (typeof SPOKEN_CONSENT_MODES)[number];
@@ -46,7 +46,7 @@ export interface SpokenConsentSettings {
   phraseMaxWrongWords: number;
 }
 
-export const defaultSpokenConsentSettings: SpokenConsentSettings = { mode: 'when_given', phraseMaxWrongWords: 1 };
+export const defaultSpokenConsentSettings: SpokenConsentSettings = { mode: 'required', phraseMaxWrongWords: 1 };
 
 /** An unset variable and an empty one mean the same: use the default. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === '' ? undefined : value), schema.optional());

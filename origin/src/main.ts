@@ -40,6 +40,7 @@ const {
   app,
   auth,
   jobs,
+  spokenConsent,
   webhooks: webhookService,
 } = await buildServer({
   database,
@@ -67,6 +68,8 @@ const {
   },
 });
 app.log.info({ model: voiceprint.model.name, backend: voiceprint.backend }, 'voiceprint engine ready');
+// A dictionary that cannot spell the statement or a phrase word stops the start, not the first enrollment.
+await spokenConsent.ready();
 if (!config.jwtPrivateJwk) app.log.warn('JWT_PRIVATE_JWK is not set: signing with a key that lives only until this process ends');
 if (!config.checkpointPrivateJwk) {
   app.log.warn('CHECKPOINT_PRIVATE_JWK is not set: audit checkpoints are signed with a key that lives only until this process ends');

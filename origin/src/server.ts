@@ -69,7 +69,7 @@ export interface ServerDeps {
   webhooks?: WebhookSettings;
   /** Limits and the licensing page of the protection loop; default: the configuration's defaults, http://localhost/licensing. */
   protection?: ProtectionSettings;
-  /** Default: checked when given (defaultSpokenConsentSettings). */
+  /** Default: required (defaultSpokenConsentSettings). */
   spokenConsent?: SpokenConsentSettings;
   /** Absent: no background loops are built (tests that drive one job themselves). */
   jobs?: BackgroundJobSettings;

@@ -1,9 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { pathOf } from '@vip/shared-schema';
+import { loginRoute } from '@vip/shared-schema/routes/origin/auth';
+import { grantBiometricConsentRoute } from '@vip/shared-schema/routes/origin/biometric-consent';
+import { spokenConsentRecordingRoute } from '@vip/shared-schema/routes/origin/spoken-consent';
+import { enrollVoiceRoute, listVoicesRoute } from '@vip/shared-schema/routes/origin/voices';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ADMIN_EMAIL } from '../../origin/src/config.js';
 import { curlOf, type DemoSeed, SeedRefused, seedDemo } from '../../scripts/seed.js';
 import { eventually, json, type RunningService, startService } from '../support/service.js';
+import { OTHER_SPEAKER_CLIPS } from '../support/speech.js';
 
 describe('the seeded demo: `npm start -- --demo` and `npm run seed`', () => {
   let service: RunningService;
@@ -13,8 +19,9 @@ describe('the seeded demo: `npm start -- --demo` and `npm run seed`', () => {
 
   beforeAll(async () => {
     // No ADMIN_EMAIL / ADMIN_PASSWORD: --demo gives the new admin a password kept in DATA_DIR/demo.json.
-    // (Empty means unset, whatever the environment running the tests holds.)
-    service = await startService({ args: ['--demo'], env: { ADMIN_EMAIL: '', ADMIN_PASSWORD: '' } });
+    // No SPOKEN_CONSENT: the default, which requires one. (Empty means unset, whatever the environment
+    // running the tests holds.)
+    service = await startService({ args: ['--demo'], env: { ADMIN_EMAIL: '', ADMIN_PASSWORD: '', SPOKEN_CONSENT: '' } });
     await eventually(
       async () => service.output().includes('[start] demo seeded') || service.output().includes('demo seed failed'),
       120_000,
@@ -41,6 +48,43 @@ describe('the seeded demo: `npm start -- --demo` and `npm run seed`', () => {
     });
     expect(ownerLogin.status).toBe(200);
     expect(service.output()).toContain(`sign in as ${state.owner_email} with the owner_password in demo.json`);
+  });
+
+  it('enrolls the demo voice with a spoken consent, as the default requires of every enrollment', async () => {
+    const state = JSON.parse(readFileSync(join(service.dataDir, 'demo.json'), 'utf8'));
+    const login = await json(
+      await fetch(`${service.originUrl}${pathOf(loginRoute)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: state.owner_email, password: state.owner_password }),
+      }),
+    );
+    const owner = { authorization: `Bearer ${login.access_token as string}` };
+    // The consent recording the seed sent is kept with the voice, for its owner alone.
+    const recording = await fetch(`${service.originUrl}${pathOf(spokenConsentRecordingRoute, { voice_id: seed.voiceId })}`, {
+      headers: owner,
+    });
+    expect(recording.status).toBe(200);
+    expect((await recording.arrayBuffer()).byteLength).toBeGreaterThan(44);
+    // An enrollment without one is refused, naming what is missing, and nothing is stored.
+    const consent = await json(
+      await fetch(`${service.originUrl}${pathOf(grantBiometricConsentRoute)}`, {
+        method: 'POST',
+        headers: { ...owner, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'biometric', statement_version: '2026-01', accepted: true }),
+      }),
+    );
+    const form = new FormData();
+    form.set('name', 'Unspoken');
+    form.set('consent_id', consent.consent_id as string);
+    for (const path of OTHER_SPEAKER_CLIPS) form.append('audio', new Blob([readFileSync(path)]), basename(path));
+    const refused = await fetch(`${service.originUrl}${pathOf(enrollVoiceRoute)}`, { method: 'POST', headers: owner, body: form });
+    expect(refused.status).toBe(422);
+    const problem = await json(refused);
+    expect(problem.code).toBe('validation_failed');
+    expect((problem.errors as { field: string }[]).map((error) => error.field)).toEqual(['body.spoken_consent', 'body.challenge_id']);
+    const voices = await json(await fetch(`${service.originUrl}${pathOf(listVoicesRoute)}`, { headers: owner }));
+    expect((voices.voices as { voice_id: string }[]).map((voice) => voice.voice_id)).toEqual([seed.voiceId]);
   });
 
   it('prints a command per outcome, and each request reaches it', async () => {

@@ -8,6 +8,16 @@ import { type PlaneLaunch, preparePlanes, waitUntilServing } from '../../scripts
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
+/**
+ * The suites enroll corpus speakers, who never read a consent statement and a challenge phrase: the
+ * planes they start check a spoken consent when one is sent. A test of the default, `required`,
+ * passes SPOKEN_CONSENT itself (test/e2e/demo-seed.test.ts).
+ */
+const CORPUS_SPEAKERS_ENV = { SPOKEN_CONSENT: 'when_given' };
+
+/** The environment the planes of a test start with: this process's, the suites' setting, the test's own. */
+const planeEnv = (env: Record<string, string> = {}) => ({ ...process.env, ...CORPUS_SPEAKERS_ENV, ...env });
+
 export interface RunningService {
   originUrl: string;
   edgeUrl: string;
@@ -31,7 +41,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'vip-e2e-'));
   const child: ChildProcess = spawn(join(root, 'node_modules/.bin/tsx'), [join(root, 'scripts/start.ts'), ...(options.args ?? [])], {
     cwd: root,
-    env: { ...process.env, ORIGIN_PORT: String(originPort), EDGE_PORT: String(edgePort), DATA_DIR: dataDir, ...options.env },
+    env: planeEnv({ ORIGIN_PORT: String(originPort), EDGE_PORT: String(edgePort), DATA_DIR: dataDir, ...options.env }),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: false,
   });
@@ -170,7 +180,7 @@ export interface RunningPlanes {
 export async function startPlanes(options: ServiceOptions = {}): Promise<RunningPlanes> {
   const [originPort, edgePort] = [await freePort(), await freePort()];
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'vip-faults-'));
-  const launches = await preparePlanes({ originPort, edgePort, dataDir }, { ...process.env, ...options.env });
+  const launches = await preparePlanes({ originPort, edgePort, dataDir }, planeEnv(options.env));
   let output = '';
   // Also kept in the data folder, to read after a failed run.
   const log = createWriteStream(join(dataDir, 'planes.log'), { flags: 'a' });
@@ -210,7 +220,7 @@ export async function startOriginPlane(
 ): Promise<{ originUrl: string; dataDir: string; stop: () => Promise<void> }> {
   const [originPort, edgePort] = [await freePort(), await freePort()];
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'vip-origin-'));
-  const launches = await preparePlanes({ originPort, edgePort, dataDir }, { ...process.env, ...options.env });
+  const launches = await preparePlanes({ originPort, edgePort, dataDir }, planeEnv(options.env));
   let output = '';
   const origin = planeProcess(launches.origin, (text) => {
     output += text;

@@ -6,6 +6,7 @@ import { createSpokenConsentChallengeRoute, spokenConsentRecordingRoute } from '
 import { deleteVoiceRoute, enrollVoiceRoute, reenrollVoiceRoute } from '@vip/shared-schema/routes/origin/voices';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.js';
 import { auditEntries, biometricConsents, consentChallenges, spokenConsentRecordings, voiceEmbeddings, voices } from '../db/schema.js';
 import { pcm16Wav } from '../testing/fixtures.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
@@ -278,13 +279,13 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
   });
 });
 
-describe('SPOKEN_CONSENT=required', () => {
+describe('the default, SPOKEN_CONSENT=required', () => {
   let required: TestOrigin;
   beforeAll(async () => {
-    required = await startTestOrigin({
-      voiceprint: engine,
-      spokenConsent: { mode: 'required', phraseMaxWrongWords: 1 },
-    });
+    // The origin's settings as main.ts reads them from an environment that names none.
+    const { spokenConsent } = loadConfig({});
+    expect(spokenConsent.mode).toBe('required');
+    required = await startTestOrigin({ voiceprint: engine, spokenConsent });
   });
   afterAll(() => required?.close());
 

@@ -5,7 +5,7 @@ import { createApiKeyRoute, createPlatformRoute } from '@vip/shared-schema/route
 import type { CheckpointSigner } from '../audit/checkpoints.js';
 import { type AccessTokens, createAccessTokens, generateSigningJwk, type SigningJwk } from '../auth/access-tokens.js';
 import { type PasswordHasher, scryptHasher } from '../auth/passwords.js';
-import type { SpokenConsentSettings } from '../config.js';
+import { defaultSpokenConsentSettings, type SpokenConsentSettings } from '../config.js';
 import type { DatabaseHandle } from '../db/client.js';
 import type { BackgroundJobSettings } from '../jobs/background-jobs.js';
 import { WakeSignal } from '../jobs/wake-signal.js';
@@ -17,6 +17,13 @@ import { openTestDatabase } from './database.js';
 
 /** Cheap scrypt for tests; the encoding carries the cost, so production code paths are the same. */
 export const fastHasher = (): PasswordHasher => scryptHasher({ logN: 10, r: 8, p: 1 });
+
+/**
+ * The tests enroll corpus speakers, who never read a consent statement and a challenge phrase: their
+ * origins check a spoken consent when one is sent. The default, `required`, is tested on its own
+ * (spoken-consent/spoken-consent.test.ts, the demo seed in test/e2e).
+ */
+export const CORPUS_SPEAKERS_SPOKEN_CONSENT: SpokenConsentSettings = { ...defaultSpokenConsentSettings, mode: 'when_given' };
 
 /** Real time plus an offset a test can move forward. */
 function movableRuntime(): Runtime & { advance(ms: number): void } {
@@ -81,7 +88,7 @@ export async function startTestOrigin(
     webhooks: options.webhooks,
     protection: options.protection,
     jobs: options.jobs,
-    spokenConsent: options.spokenConsent,
+    spokenConsent: options.spokenConsent ?? CORPUS_SPEAKERS_SPOKEN_CONSENT,
     checkpoints: options.checkpoints,
   });
   return {

@@ -8,8 +8,9 @@ import { fixturesDir, pcm16Wav, speechDir } from './fixtures.js';
  * A real person's spoken consent, committed under fixtures/spoken-consent/ by
  * scripts/make-consent-fixtures.ts: speechocean762 speaker so762:SPEAKER2007 (dev half) saying the
  * statement, the statement with "not" inserted, and the digits zero, two, five, six, eight and nine,
- * each word cut from their own read sentences. The same speaker's enrollment clips are committed in fixtures/speech/so762/. Tests,
- * the e2e and browser suites and the demo seed read it; nothing beside the clone is needed.
+ * each word cut from their own read sentences. The same speaker's enrollment clips are committed in
+ * fixtures/speech/so762/. The spoken-consent tests and the demo seed (scripts/seed.ts) read it;
+ * nothing beside the clone is needed.
  */
 export const RECORDED_CONSENT = {
   speaker: 'so762:SPEAKER2007',
