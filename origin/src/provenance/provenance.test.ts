@@ -260,28 +260,9 @@ describe.each(CREDENTIAL_FORMATS)('POST /api/v1/provenance/verify, $name', { tim
     expect(result.credentials.present).toBe(false);
     expect(result.voice.protected_matches.map((match) => match.voice_id)).toContain(voiceId);
   });
-});
 
-/** A file signed by ACME with any manifest assertions: what a forger or a careless platform could write. */
-const signedWith = (assertions: { label: string; data: unknown; kind?: 'Json' | 'Cbor' }[], bytes = audioFixture('a.pcm16.wav')) =>
-  signAsset(
-    bytes,
-    'audio/wav',
-    { claimGenerator: { name: 'test', version: '1' }, assertions: [CREATED, ...assertions] },
-    {
-      certificateChain: signers[ACME]!.signer.certificateChain.map(
-        (pem) => new Uint8Array(Buffer.from(String(pem).replaceAll(/-----[^-]+-----|\s/g, ''), 'base64')),
-      ),
-      algorithm: 'es256',
-      sign: (data) => signBytes('sha256', data, { key: signers[ACME]!.signer.privateKey, dsaEncoding: 'ieee-p1363' }),
-    },
-  );
-const CREATED = { label: 'c2pa.actions.v2', data: { actions: [{ action: 'c2pa.created', digitalSourceType: TRAINED_ALGORITHMIC_MEDIA }] } };
-const authorizationAssertion = (data: unknown) => ({ label: AUTHORIZATION_ASSERTION_LABEL, data, kind: 'Json' as const });
-
-describe('POST /api/v1/provenance/verify: the authorization and what stands today', { timeout: 120_000 }, () => {
   it('judges a file `authorization_revoked_since` once the owner withdrew consent after synthesis, and `authorized` again once granted', async () => {
-    const signed = await signedFile('a.pcm16.wav', 'audio/wav', await approval(voiceId));
+    const signed = await signedFile(file, mime, await approval(voiceId));
     expect((await setConsent(voiceId, 'withdrawn')).statusCode).toBe(200);
     try {
       const result = await verdictOf(signed, 'authorization_revoked_since');
@@ -297,18 +278,10 @@ describe('POST /api/v1/provenance/verify: the authorization and what stands toda
     await verdictOf(signed, 'authorized');
   });
 
-  it('judges an approval whose token was never redeemed `not_redeemed`', async () => {
-    const result = await verdictOf(
-      await signedFile('a.pcm16.wav', 'audio/wav', await approval(voiceId, ACME, { redeemed: false })),
-      'not_redeemed',
-    );
-    expect(result.authorization).toMatchObject({ receipt_verified: true, redeemed: false });
-  });
-
   it('refuses a receipt whose leaf is another check’s (`receipt_invalid`)', async () => {
     const [first, second] = [await approval(voiceId), await approval(voiceId)];
     const assertion = { ...authorizationAssertionOf({ check_id: first.check_id, receipt: first }), receipt: second };
-    const result = await verdictOf(await signedWith([authorizationAssertion(assertion)]), 'receipt_invalid');
+    const result = await verdictOf(await signedWith([authorizationAssertion(assertion)], { file, mime }), 'receipt_invalid');
     expect(result.authorization.problems.join()).toMatch(/another check/);
     expect(result.authorization.receipt_verified).toBe(false);
   });
@@ -326,8 +299,38 @@ describe('POST /api/v1/provenance/verify: the authorization and what stands toda
     const note = `${text}\n${noteSignatureLine('vip.local/audit', await noteKeyId('vip.local/audit', checkpoints.publicKey), checkpoints.signRaw(new TextEncoder().encode(text)))}`;
     const forked = { ...receipt, proof: formatTlogProof({ index, path: forkedPath, checkpoint: note }) };
     const assertion = authorizationAssertionOf({ check_id: receipt.check_id, receipt: forked });
-    const result = await verdictOf(await signedWith([authorizationAssertion(assertion)]), 'receipt_invalid');
+    const result = await verdictOf(await signedWith([authorizationAssertion(assertion)], { file, mime }), 'receipt_invalid');
     expect(result.authorization.problems.join()).toMatch(/not consistent with this log/);
+  });
+});
+
+/** A file signed by ACME with any manifest assertions: what a forger or a careless platform could write. */
+const signedWith = (
+  assertions: { label: string; data: unknown; kind?: 'Json' | 'Cbor' }[],
+  { file, mime }: Pick<(typeof CREDENTIAL_FORMATS)[number], 'file' | 'mime'> = { file: 'a.pcm16.wav', mime: 'audio/wav' },
+) =>
+  signAsset(
+    audioFixture(file),
+    mime,
+    { claimGenerator: { name: 'test', version: '1' }, assertions: [CREATED, ...assertions] },
+    {
+      certificateChain: signers[ACME]!.signer.certificateChain.map(
+        (pem) => new Uint8Array(Buffer.from(String(pem).replaceAll(/-----[^-]+-----|\s/g, ''), 'base64')),
+      ),
+      algorithm: 'es256',
+      sign: (data) => signBytes('sha256', data, { key: signers[ACME]!.signer.privateKey, dsaEncoding: 'ieee-p1363' }),
+    },
+  );
+const CREATED = { label: 'c2pa.actions.v2', data: { actions: [{ action: 'c2pa.created', digitalSourceType: TRAINED_ALGORITHMIC_MEDIA }] } };
+const authorizationAssertion = (data: unknown) => ({ label: AUTHORIZATION_ASSERTION_LABEL, data, kind: 'Json' as const });
+
+describe('POST /api/v1/provenance/verify: the authorization and what stands today', { timeout: 120_000 }, () => {
+  it('judges an approval whose token was never redeemed `not_redeemed`', async () => {
+    const result = await verdictOf(
+      await signedFile('a.pcm16.wav', 'audio/wav', await approval(voiceId, ACME, { redeemed: false })),
+      'not_redeemed',
+    );
+    expect(result.authorization).toMatchObject({ receipt_verified: true, redeemed: false });
   });
 
   it('refuses a receipt of another log (`receipt_invalid`)', async () => {
