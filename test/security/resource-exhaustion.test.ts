@@ -62,6 +62,18 @@ describe('resource exhaustion', () => {
     }
   });
 
+  it('answers a long request target and large headers with problem+json over a real connection to each running plane', async () => {
+    // 60 KiB: past the limits of both planes, and under workerd's own request-line limit (64 KiB),
+    // beyond which the runtime answers before the Worker runs (docs/CONTRACT.md#transport-errors).
+    const longQuery = `?q=${'a'.repeat(60 * 1024)}`;
+    const largeHeader = { 'x-padding': 'b'.repeat(100 * 1024) };
+    const demoPath = '/api/v1/protect/demo/pre-synthesis-check';
+    await expectProblem(await fetch(`${s.edge}${demoPath}${longQuery}`), 414, 'uri_too_long');
+    await expectProblem(await fetch(`${s.edge}${demoPath}`, { headers: largeHeader }), 431, 'headers_too_large');
+    await expectProblem(await fetch(`${s.origin}/healthz${longQuery}`), 431, 'headers_too_large');
+    await expectProblem(await fetch(`${s.origin}/healthz`, { headers: largeHeader }), 431, 'headers_too_large');
+  });
+
   it('refuses an oversized body sent chunked, without a Content-Length, on both planes', async () => {
     const chunks = [`{"token":"${'x'.repeat(16 * 1024)}`, ...Array.from({ length: 7 }, () => 'x'.repeat(16 * 1024)), '"}'];
     for (const target of jsonTargets()) {
