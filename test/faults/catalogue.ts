@@ -61,11 +61,19 @@ export const EDGE_RESTART = {
   ],
 } as const satisfies { faults: readonly FaultEntry[] } & Record<string, unknown>;
 
+export const GRACEFUL_RESTART = {
+  /** Gate checks answered just before both planes are told to stop, and how long before. */
+  gateChecks: 30,
+  stopAfterMs: 50,
+  faults: [{ fault: 'both planes stopped (SIGTERM) 50 ms after 30 gate checks were answered, restarted on the same data', injected: 1 }],
+} as const satisfies { faults: readonly FaultEntry[] } & Record<string, unknown>;
+
 export const FAULT_SUITE = {
   'origin-down.test.ts': ORIGIN_DOWN.faults,
   'postgres-restart.test.ts': POSTGRES_RESTART.faults,
   'webhook-receiver-hangs.test.ts': WEBHOOK_RECEIVER_HANGS.faults,
   'edge-restart.test.ts': EDGE_RESTART.faults,
+  'graceful-restart.test.ts': GRACEFUL_RESTART.faults,
 } as const;
 
 /** Faults one run of the whole suite injects. */
