@@ -109,4 +109,45 @@ describe('the registry across both planes: consent and licences decide the gate'
     await setConsent('withdrawn');
     expect(await eventually(gateSays({ status: 'blocked', reason: 'no_consent' }), 1000)).toBeLessThan(1000);
   });
+
+  it('voids for good a token issued before a withdrawal or under a revoked licence: a re-grant or a new licence of the same scope does not revive it', async () => {
+    const redeem = (token: string) => post(`${service.edgeUrl}${edgeRoutes.redeem.path}`, { token }, { 'x-api-key': apiKey });
+    const approvedToken = async () => {
+      await eventually(gateSays({ status: 'approved' }), 5000);
+      return (await gate()).authorization_token as string;
+    };
+    const expectRevoked = async (token: string) => {
+      const answer = await redeem(token);
+      expect(answer.status).toBe(410);
+      expect(await json(answer)).toMatchObject({ code: 'token_revoked' });
+    };
+    const revoke = async (licenseId: string) =>
+      expect((await post(`${service.originUrl}/api/v1/voices/${voiceId}/licenses/${licenseId}/revoke`, {}, asOwner())).status).toBe(200);
+    // One audiobook licence from here on, so the approval's licence is known.
+    const { licenses } = (await json(await fetch(`${service.originUrl}/api/v1/voices/${voiceId}/licenses`, { headers: asOwner() }))) as {
+      licenses: { license_id: string; status: string }[];
+    };
+    for (const { license_id } of licenses.filter((entry) => entry.status === 'active')) await revoke(license_id);
+    const first = await license(['audiobook']);
+
+    // Consent: withdrawn after the token was issued, then granted again.
+    await setConsent('active');
+    const beforeWithdrawal = await approvedToken();
+    await setConsent('withdrawn');
+    await eventually(gateSays({ status: 'blocked', reason: 'no_consent' }), 5000);
+    await setConsent('active');
+    const afterRegrant = await approvedToken();
+    await new Promise((wait) => setTimeout(wait, 1500));
+    await expectRevoked(beforeWithdrawal);
+
+    // Licence: revoked after the token was issued, then replaced by one of the same scope.
+    await revoke(first.license_id);
+    await eventually(gateSays({ status: 'blocked', reason: 'no_license' }), 5000);
+    await license(['audiobook']);
+    const underNewLicence = await approvedToken();
+    await new Promise((wait) => setTimeout(wait, 1500));
+    await expectRevoked(afterRegrant);
+    // A token issued after both still redeems: only the stale ones are refused.
+    expect((await redeem(underNewLicence)).status).toBe(200);
+  });
 });
