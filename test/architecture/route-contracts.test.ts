@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createOriginClient } from '@vip/shared-schema/client';
 import { describe, expect, it } from 'vitest';
 import { repositoryRoot } from '../bench/support/repository.js';
 import { sourceFiles, specifiersOf } from './imports.js';
@@ -48,5 +49,13 @@ describe("the origin's route contracts", () => {
         .map((name) => `${file} → ${name}`),
     );
     expect(strays).toEqual([]);
+  });
+
+  it('have a namespace of the typed client each, named as the file is, but for the routes that serve no JSON', () => {
+    const namespaces = Object.keys(createOriginClient({ baseUrl: 'http://127.0.0.1' }));
+    // The health check, the reference pages and the licensing page answer HTML or plain text: nothing for the client.
+    const withoutClient = ['health', 'http', 'registry/licensing-page'];
+    const camel = (domain: string) => domain.replace(/^registry\//, '').replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
+    expect(contractFiles.filter((domain) => !withoutClient.includes(domain) && !namespaces.includes(camel(domain)))).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { provenanceVerificationSchema } from '@vip/shared-schema';
-import type { AuditReceipt } from '@vip/shared-schema/client';
+import type { provenanceVerificationSchema } from '@vip/shared-schema';
+import { type AuditReceipt, createOriginClient } from '@vip/shared-schema/client';
 import { embedAuthorization, verifyFile } from '@vip/shared-schema/client/provenance';
 import { platformSigner } from '@vip/shared-schema/provenance/test-files';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
@@ -58,8 +58,11 @@ describe('Content Credentials across both planes: gate, redeem, receipt, embed, 
   it('a platform signs the audio it synthesized after an approval, and the service judges the file `authorized`', async () => {
     // 1. The platform registers the CA its signing certificates come from.
     const { caPem, signer } = platformSigner(platformName);
-    const registered = await post(`${service.originUrl}/api/v1/signing-certificates`, { certificate_pem: caPem }, asPlatform());
-    expect(registered.status, await registered.clone().text()).toBe(201);
+    const platform = createOriginClient({ baseUrl: service.originUrl, apiKey });
+    const registered = await platform.provenance.registerCertificate({ certificate_pem: caPem });
+    expect((await platform.provenance.listCertificates()).certificates.map((certificate) => certificate.certificate_id)).toEqual([
+      registered.certificate_id,
+    ]);
 
     // 2. The gate approves and the token is redeemed.
     const gate = () =>
@@ -78,22 +81,17 @@ describe('Content Credentials across both planes: gate, redeem, receipt, embed, 
     const audio = pcm16Wav((await decodeAudio(speech!, { maxBytes: 2 ** 24, maxSeconds: 60, minSeconds: 0 })).samples);
     let receipt: AuditReceipt | undefined;
     await eventually(async () => {
-      const response = await fetch(`${service.originUrl}/api/v1/protect/audit-log/${approved.check_id}/receipt`, { headers: asPlatform() });
-      if (response.status === 200) receipt = (await response.json()) as AuditReceipt;
+      receipt = await platform.audit.receipt(approved.check_id as string).catch(() => undefined);
       return receipt !== undefined;
     }, 30_000);
 
     // 5. Embed, signed with the platform's own key.
     const signed = await embedAuthorization(audio, 'audio/wav', { check_id: approved.check_id as string, receipt: receipt! }, signer);
 
-    // 6. Anyone verifies it, without credentials; the redemption reaches the origin's log a moment after the gate.
+    // 6. Anyone can verify it (publicly, or with a key for a higher limit); the redemption reaches the origin's log a moment after the gate.
     let result: ReturnType<typeof provenanceVerificationSchema.parse> | undefined;
     await eventually(async () => {
-      const form = new FormData();
-      form.set('audio', new Blob([signed], { type: 'audio/wav' }), 'synthesized.wav');
-      const response = await fetch(`${service.originUrl}/api/v1/provenance/verify`, { method: 'POST', headers: asPlatform(), body: form });
-      expect(response.status, await response.clone().text()).toBe(200);
-      result = provenanceVerificationSchema.parse(await response.json());
+      result = await platform.provenance.verify({ data: signed, filename: 'synthesized.wav' });
       return result.verdict !== 'not_redeemed';
     }, 30_000);
     expect(result!.verdict, JSON.stringify(result)).toBe('authorized');

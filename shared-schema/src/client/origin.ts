@@ -5,6 +5,7 @@ import * as biometricConsent from '../routes/origin/biometric-consent.js';
 import * as detection from '../routes/origin/detection.js';
 import * as licenseRequests from '../routes/origin/license-requests.js';
 import * as platforms from '../routes/origin/platforms.js';
+import * as provenance from '../routes/origin/provenance.js';
 import * as licenses from '../routes/origin/registry/licenses.js';
 import * as synthesisConsent from '../routes/origin/registry/synthesis-consent.js';
 import * as screening from '../routes/origin/screening.js';
@@ -190,6 +191,25 @@ export function createOriginClient(options: OriginClientOptions) {
       },
     },
     screening: screeningMethods,
+    provenance: {
+      /**
+       * One file's Content Credentials judged by the service: the signer, the authorization it carries and
+       * the voice in it, as one verdict (`verifyFile` from `@vip/client/provenance` judges it without the service).
+       */
+      verify: (audio: AudioInput, o?: CallOptions) => {
+        const form = new FormData();
+        appendAudio(form, 'audio', audio, 0);
+        return call(provenance.verifyProvenanceRoute, { body: form }, o);
+      },
+      /** The CA (or leaf) certificate a platform signs Content Credentials under: its own key, or an administrator naming it. */
+      registerCertificate: (body: BodyOf<typeof provenance.registerSigningCertificateRoute>, o?: CallOptions) =>
+        json(provenance.registerSigningCertificateRoute, body, undefined, o),
+      listCertificates: (query: QueryOf<typeof provenance.listSigningCertificatesRoute> = {}, o?: CallOptions) =>
+        call(provenance.listSigningCertificatesRoute, { query }, o),
+      /** From now on no file signed under it verifies as the platform's. */
+      revokeCertificate: (certificateId: string, o?: CallOptions) =>
+        call(provenance.revokeSigningCertificateRoute, { params: { certificate_id: certificateId } }, o),
+    },
     webhooks: {
       register: (body: BodyOf<typeof webhooks.registerWebhookRoute>, o?: CallOptions) =>
         json(webhooks.registerWebhookRoute, body, undefined, o),
