@@ -5,6 +5,7 @@ import {
   DEMO_NO_REGISTRY_RECORD_VARIANT_A,
   noRegistryRecordResultSchema,
 } from '@vip/shared-schema';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { describe, expect, it } from 'vitest';
 import {
   EDGE,
@@ -21,7 +22,7 @@ import {
   voiceRecord,
 } from './testing/edge.js';
 
-const DEMO_PATH = '/api/v1/protect/demo/pre-synthesis-check';
+const DEMO_PATH = edgeRoutes.demo.path;
 const UUID = expect.stringMatching(/^[0-9a-f-]{36}$/);
 
 type Outcome = Record<string, unknown>;

@@ -134,13 +134,13 @@ async function licensableVoice(session: Session) {
     'enroll a voice',
   );
   const voiceId = enrolled.voice_id as string;
-  const setConsent = (status: 'active' | 'withdrawn') =>
+  const setSynthesisConsent = (status: 'active' | 'withdrawn') =>
     fetch(`${origin}/api/v1/voices/${voiceId}/consent`, {
       method: 'PUT',
       headers: { ...owner, 'content-type': 'application/json' },
       body: JSON.stringify({ status }),
     });
-  await expectStatus(await setConsent('active'), 200, 'grant synthesis consent');
+  await expectStatus(await setSynthesisConsent('active'), 200, 'grant synthesis consent');
   const { api_key } = await issueKey(session);
   const grantLicence = async () =>
     (
@@ -155,7 +155,7 @@ async function licensableVoice(session: Session) {
       )
     ).license_id as string;
   const revokeLicence = (licenceId: string) => post(`${origin}/api/v1/voices/${voiceId}/licenses/${licenceId}/revoke`, {}, owner);
-  return { check: gateCheck(session, api_key, voiceId), setConsent, grantLicence, revokeLicence };
+  return { check: gateCheck(session, api_key, voiceId), setSynthesisConsent, grantLicence, revokeLicence };
 }
 
 const approved = (_response: Response, body: Record<string, unknown>) => body.status === 'approved';
@@ -217,8 +217,8 @@ const bench: Bench = {
       let licenceId = await voice.grantLicence();
       for (let sample = 0; sample < voiceCount; sample++) {
         await pollEdge(voice.check, approved);
-        withdrawals.push(await propagation(() => voice.setConsent('withdrawn'), voice.check, blockedWith('no_consent')));
-        await expectStatus(await voice.setConsent('active'), 200, 'grant synthesis consent again');
+        withdrawals.push(await propagation(() => voice.setSynthesisConsent('withdrawn'), voice.check, blockedWith('no_consent')));
+        await expectStatus(await voice.setSynthesisConsent('active'), 200, 'grant synthesis consent again');
       }
       for (let sample = 0; sample < voiceCount; sample++) {
         await pollEdge(voice.check, approved);

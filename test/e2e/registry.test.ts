@@ -38,7 +38,7 @@ describe('the registry across both planes: consent and licences decide the gate'
     const answer = await gate();
     return Object.entries(expected).every(([field, value]) => answer[field] === value);
   };
-  const setConsent = async (status: 'active' | 'withdrawn') => {
+  const setSynthesisConsent = async (status: 'active' | 'withdrawn') => {
     const response = await fetch(`${service.originUrl}/api/v1/voices/${voiceId}/consent`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json', ...asOwner() },
@@ -80,7 +80,7 @@ describe('the registry across both planes: consent and licences decide the gate'
   });
 
   it('walks consent and licences to an approval, a single redemption, and fast blocks after revocation and withdrawal', async () => {
-    await setConsent('active');
+    await setSynthesisConsent('active');
     await eventually(gateSays({ status: 'blocked', reason: 'no_license' }), 5000);
 
     await license(['music']);
@@ -106,7 +106,7 @@ describe('the registry across both planes: consent and licences decide the gate'
 
     await license(['audiobook']);
     await eventually(gateSays({ status: 'approved' }), 5000);
-    await setConsent('withdrawn');
+    await setSynthesisConsent('withdrawn');
     expect(await eventually(gateSays({ status: 'blocked', reason: 'no_consent' }), 1000)).toBeLessThan(1000);
   });
 
@@ -131,11 +131,11 @@ describe('the registry across both planes: consent and licences decide the gate'
     const first = await license(['audiobook']);
 
     // Consent: withdrawn after the token was issued, then granted again.
-    await setConsent('active');
+    await setSynthesisConsent('active');
     const beforeWithdrawal = await approvedToken();
-    await setConsent('withdrawn');
+    await setSynthesisConsent('withdrawn');
     await eventually(gateSays({ status: 'blocked', reason: 'no_consent' }), 5000);
-    await setConsent('active');
+    await setSynthesisConsent('active');
     const afterRegrant = await approvedToken();
     await new Promise((wait) => setTimeout(wait, 1500));
     await expectRevoked(beforeWithdrawal);

@@ -63,7 +63,7 @@ export async function enrollVoice(registry: Registry, name: string): Promise<str
   return (await json(enrolled)).voice_id as string;
 }
 
-export async function setConsent(registry: Registry, voiceId: string, status: 'active' | 'withdrawn'): Promise<Response> {
+export async function setSynthesisConsent(registry: Registry, voiceId: string, status: 'active' | 'withdrawn'): Promise<Response> {
   return fetch(`${registry.originUrl}/api/v1/voices/${voiceId}/consent`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${registry.ownerToken}` },
@@ -82,7 +82,7 @@ export function createLicense(registry: Registry, voiceId: string, scopes: strin
 /** Enrolls a voice, grants synthesis consent and an `audiobook` licence, and waits until the gate approves it. */
 export async function approvedVoice(registry: Registry, name: string): Promise<string> {
   const voiceId = await enrollVoice(registry, name);
-  expect((await setConsent(registry, voiceId, 'active')).status).toBe(200);
+  expect((await setSynthesisConsent(registry, voiceId, 'active')).status).toBe(200);
   expect((await createLicense(registry, voiceId)).status).toBe(201);
   await eventually(async () => (await json(await gateCheck(registry, voiceId))).status === 'approved', 10_000);
   return voiceId;

@@ -11,7 +11,7 @@ import {
   missingFromChain,
   type Registry,
   redeem,
-  setConsent,
+  setSynthesisConsent,
   setUpRegistry,
   verifyChain,
 } from './fixtures.js';
@@ -33,8 +33,8 @@ describe('the origin goes down: the edge keeps deciding and loses no audit recor
     registry = await setUpRegistry(service.originUrl, service.edgeUrl, admin);
     approvedId = await approvedVoice(registry, 'Origin Down Approved');
     withdrawnId = await enrollVoice(registry, 'Origin Down Withdrawn');
-    expect((await setConsent(registry, withdrawnId, 'active')).status).toBe(200);
-    expect((await setConsent(registry, withdrawnId, 'withdrawn')).status).toBe(200);
+    expect((await setSynthesisConsent(registry, withdrawnId, 'active')).status).toBe(200);
+    expect((await setSynthesisConsent(registry, withdrawnId, 'withdrawn')).status).toBe(200);
     const settled = async () => (await json(await gateCheck(registry, withdrawnId))).reason === 'no_consent';
     await eventually(settled, 10_000);
   }, 120_000);

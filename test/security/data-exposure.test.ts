@@ -117,7 +117,7 @@ describe('data exposure: no biometric data or secret leaves the service', () => 
       (await s.call('compare', `${s.origin}/api/v1/detection/compare`, { method: 'POST', headers: asOwner, body: against })).status,
     ).toBe(200);
     // Registry, gate, redemption, licensing page.
-    await s.setConsent(owner, voiceId, 'active');
+    await s.setSynthesisConsent(owner, voiceId, 'active');
     const licence = await s.license(owner, voiceId, platform.name);
     remember('licence token', licence.token, ['create licence']);
     await s.send('list licences', 'GET', `${s.origin}/api/v1/voices/${voiceId}/licenses`, undefined, asOwner);

@@ -59,7 +59,7 @@ describe('injection: SQL, unicode, NUL and CR/LF in every string field', () => {
     owner = await s.owner('inject-owner');
     platform = await s.platform('Inject Platform');
     voiceId = await s.enroll(owner, 'Inject Voice');
-    await s.setConsent(owner, voiceId, 'active');
+    await s.setSynthesisConsent(owner, voiceId, 'active');
     await s.keyLive(platform.apiKey, platform.name);
   }, 240_000);
 

@@ -68,7 +68,7 @@ describe('object-level authorization: another owner, another platform', () => {
     [p1, p2] = [await s.platform('OLA Platform One'), await s.platform('OLA Platform Two')];
     voiceA = await s.enroll(ownerA, 'Voice of A', SPEAKERS.a);
     voiceB = await s.enroll(ownerB, 'Voice of B', SPEAKERS.b);
-    await s.setConsent(ownerA, voiceA, 'active');
+    await s.setSynthesisConsent(ownerA, voiceA, 'active');
     licenceA = await s.license(ownerA, voiceA, p1.name);
     licenceB = await s.license(ownerB, voiceB, p1.name);
     const hook = await s.send(
@@ -172,7 +172,7 @@ describe('object-level authorization: another owner, another platform', () => {
         'not_found',
       );
     },
-    grantConsent: async () => {
+    grantBiometricConsent: async () => {
       // A consent is the caller's own: B cannot enroll with A's consent (nor A with B's).
       const consentOfA = await s.consent(ownerA);
       const form = await s.enrollForm('Stolen consent', consentOfA, SPEAKERS.b.slice(0, 1));

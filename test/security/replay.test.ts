@@ -46,7 +46,7 @@ describe('replay', () => {
     owner = await s.owner('replay-owner');
     [p1, p2] = [await s.platform('Replay Platform One'), await s.platform('Replay Platform Two')];
     voiceId = await s.enroll(owner, 'Replay Voice');
-    await s.setConsent(owner, voiceId, 'active');
+    await s.setSynthesisConsent(owner, voiceId, 'active');
     licence = await s.license(owner, voiceId, p1.name);
     await s.keyLive(p1.apiKey, p1.name);
     await s.keyLive(p2.apiKey, p2.name);
@@ -190,7 +190,7 @@ describe('replay', () => {
   });
 
   it('ignores a voice record replayed with an old version: a withdrawn consent stays withdrawn', async () => {
-    await s.setConsent(owner, voiceId, 'withdrawn');
+    await s.setSynthesisConsent(owner, voiceId, 'withdrawn');
     await eventually(
       async () =>
         (await json(await s.gate(p1.apiKey, { voice_id: voiceId, platform_name: p1.name, intended_use: 'audiobook' }))).reason ===

@@ -181,7 +181,7 @@ export class Security {
     return (await json(enrolled)).voice_id as string;
   }
 
-  async setConsent(actor: Actor, voiceId: string, status: 'active' | 'withdrawn'): Promise<void> {
+  async setSynthesisConsent(actor: Actor, voiceId: string, status: 'active' | 'withdrawn'): Promise<void> {
     const response = await this.send('set consent', 'PUT', `${this.origin}/api/v1/voices/${voiceId}/consent`, { status }, actor.auth);
     expect(response.status).toBe(200);
   }

@@ -1,5 +1,6 @@
 import { SELF } from 'cloudflare:test';
 import { demoResponseVariantBSchema } from '@vip/shared-schema';
+import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, onTestFinished } from 'vitest';
 import { findAuditRecord } from '../testing/audit.js';
 import {
@@ -25,8 +26,8 @@ import {
  * Variant B row of docs/CONTRACT.md#gate-results, docs/CONTRACT.md#the-demo, docs/CONTRACT.md#authentication, docs/CONTRACT.md#errors, docs/CONTRACT.md#limits, through real HTTP into the Worker.
  */
 
-const DEMO_PATH = '/api/v1/protect/demo/pre-synthesis-check';
-const REDEEM_PATH = '/api/v1/protect/authorizations/redeem';
+const DEMO_PATH = edgeRoutes.demo.path;
+const REDEEM_PATH = edgeRoutes.redeem.path;
 const UUID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
 const ISO_TIMESTAMP = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
 

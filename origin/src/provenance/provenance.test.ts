@@ -104,7 +104,7 @@ async function license(voice: string, platformName: string) {
   expect(response.statusCode, response.body).toBe(201);
 }
 
-const setConsent = (voice: string, status: 'active' | 'withdrawn') =>
+const setSynthesisConsent = (voice: string, status: 'active' | 'withdrawn') =>
   origin.app.inject({
     method: 'PUT',
     url: pathOf(setSynthesisConsentRoute, { voice_id: voice }),
@@ -263,7 +263,7 @@ describe.each(CREDENTIAL_FORMATS)('POST /api/v1/provenance/verify, $name', { tim
 
   it('judges a file `authorization_revoked_since` once the owner withdrew consent after synthesis, and `authorized` again once granted', async () => {
     const signed = await signedFile(file, mime, await approval(voiceId));
-    expect((await setConsent(voiceId, 'withdrawn')).statusCode).toBe(200);
+    expect((await setSynthesisConsent(voiceId, 'withdrawn')).statusCode).toBe(200);
     try {
       const result = await verdictOf(signed, 'authorization_revoked_since');
       expect(result.authorization).toMatchObject({
@@ -273,7 +273,7 @@ describe.each(CREDENTIAL_FORMATS)('POST /api/v1/provenance/verify, $name', { tim
         license_standing: true,
       });
     } finally {
-      expect((await setConsent(voiceId, 'active')).statusCode).toBe(200);
+      expect((await setSynthesisConsent(voiceId, 'active')).statusCode).toBe(200);
     }
     await verdictOf(signed, 'authorized');
   });

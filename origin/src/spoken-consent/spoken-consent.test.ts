@@ -12,7 +12,7 @@ import { pcm16Wav } from '../testing/fixtures.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
 import { randomBytesFor, recordedConsent, recordedConsentEnrollment } from '../testing/recorded-consent.js';
-import { engine, enroll, grantConsent, inject, origin } from '../testing/voice-routes.js';
+import { engine, enroll, grantBiometricConsent, inject, origin } from '../testing/voice-routes.js';
 import { audioForm, silentWav, speakerRecordings } from '../testing/voiceprint.js';
 import { insertEnrolledVoice } from '../testing/voices.js';
 import { PHRASE_WORDS } from './consent-words.js';
@@ -82,7 +82,7 @@ describe('POST /api/v1/consents/challenges', () => {
 describe('POST /api/v1/voices/enroll with a spoken consent', () => {
   it('enrolls a voice whose speaker read the statement and the phrase: evidence in the consent record, the recording kept and downloadable by its owner only, an audit entry; erasure deletes the recording', async () => {
     const owner = await loggedIn(origin);
-    const consentId = await grantConsent(owner);
+    const consentId = await grantBiometricConsent(owner);
     const issued = await challengeFor(owner, SAYABLE_PHRASE);
     expect(issued.phrase).toBe(SAYABLE_PHRASE);
     const recording = recordedConsent(issued.phrase);
@@ -154,7 +154,7 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
 
   it('refuses the statement read with "not" inserted (consent_statement_not_spoken), saying what was heard, storing nothing', async () => {
     const owner = await loggedIn(origin);
-    const consentId = await grantConsent(owner);
+    const consentId = await grantBiometricConsent(owner);
     const issued = await challengeFor(owner, SAYABLE_PHRASE);
     const answer = await enroll(
       owner,
@@ -168,7 +168,7 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
 
   it('refuses the right statement followed by another phrase than the challenge asked (consent_phrase_not_spoken)', async () => {
     const owner = await loggedIn(origin);
-    const consentId = await grantConsent(owner);
+    const consentId = await grantBiometricConsent(owner);
     const issued = await challengeFor(owner, SAYABLE_PHRASE);
     const answer = await enroll(
       owner,
@@ -181,7 +181,7 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
 
   it('refuses a consent read by another speaker than the enrollment audio (consent_speaker_mismatch), storing nothing', async () => {
     const owner = await loggedIn(origin);
-    const consentId = await grantConsent(owner);
+    const consentId = await grantBiometricConsent(owner);
     const { challenge_id } = await challenge(owner);
     const answer = await enroll(
       owner,
@@ -194,7 +194,7 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
 
   it('refuses a consent in the right voice that does not read the statement (consent_statement_not_spoken), saying what was heard', async () => {
     const owner = await loggedIn(origin);
-    const consentId = await grantConsent(owner);
+    const consentId = await grantBiometricConsent(owner);
     const { challenge_id } = await challenge(owner);
     const answer = await enroll(
       owner,
@@ -212,7 +212,7 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
   it("refuses another owner's, an expired, a spent and an unknown challenge alike (consent_challenge_invalid) before any audio is processed", async () => {
     const owner = await loggedIn(origin);
     const other = await loggedIn(origin);
-    const consentId = await grantConsent(owner);
+    const consentId = await grantBiometricConsent(owner);
     const foreign = (await challenge(other)).challenge_id;
     const spent = (await challenge(owner)).challenge_id;
     await origin.database.db.update(consentChallenges).set({ usedAt: new Date() }).where(eq(consentChallenges.id, spent));
@@ -237,7 +237,7 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
 
   it('answers silence, noise, a 60 s recording, a text file and a corrupt upload with problem+json, storing nothing', async () => {
     const owner = await loggedIn(origin);
-    const consentId = await grantConsent(owner);
+    const consentId = await grantBiometricConsent(owner);
     const { challenge_id } = await challenge(owner);
     const noise = pcm16Wav(Float32Array.from({ length: 16000 * 4 }, (_, i) => Math.sin(i * 12.9898) * 0.3));
     const corrupt = silentWav(2);
@@ -262,7 +262,7 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
 
   it('refuses a challenge_id without a recording, and a recording without a challenge_id, naming the field', async () => {
     const owner = await loggedIn(origin);
-    const consentId = await grantConsent(owner);
+    const consentId = await grantBiometricConsent(owner);
     const { challenge_id } = await challenge(owner);
     const noRecording = expectProblem(
       await enroll(owner, { audio: ENROLLMENT() }, { name: 'Half', consent_id: consentId, challenge_id }),

@@ -23,7 +23,7 @@ export let origin: TestOrigin;
 export let admin: Owner;
 let probe: Float32Array;
 
-export const { inject, grantConsent } = voiceOriginPerTestFile(
+export const { inject, grantBiometricConsent } = voiceOriginPerTestFile(
   () => startReviewBandEngine({ review: REVIEW, strict: STRICT }),
   async (started) => {
     ({ engine, origin } = started);

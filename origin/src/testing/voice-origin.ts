@@ -48,7 +48,7 @@ export function voiceOriginPerTestFile(
   }
 
   /** The owner's biometric consent to enroll one voice: its id. */
-  async function grantConsent(owner: Owner): Promise<string> {
+  async function grantBiometricConsent(owner: Owner): Promise<string> {
     const response = await inject({
       method: 'POST',
       url: pathOf(grantBiometricConsentRoute),
@@ -59,5 +59,5 @@ export function voiceOriginPerTestFile(
     return consentSchema.parse(response.json()).consent_id;
   }
 
-  return { inject, grantConsent };
+  return { inject, grantBiometricConsent };
 }

@@ -19,7 +19,7 @@ import { audioForm, startTestEngine } from './voiceprint.js';
 export let engine: VoiceprintEngine;
 export let origin: TestOrigin;
 
-export const { inject, grantConsent } = voiceOriginPerTestFile(
+export const { inject, grantBiometricConsent } = voiceOriginPerTestFile(
   // A registry designed for one voice with refusals allowed 5 % of the time: the strict point falls
   // to where the model's fitted impostor tail starts, so a second owner's enrollment of the same
   // speaker is refused here. At the shipped 100,000-voice points the bundled model refuses nothing

@@ -9,7 +9,17 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { domainEvents, edgeOutbox, voiceEmbeddings, voices } from '../db/schema.js';
 import { bearer, loggedIn } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
-import { admin, engine, grantConsent, inject, origin, REVIEW, recordings, STRICT, voiceAtCosine } from '../testing/review-band-routes.js';
+import {
+  admin,
+  engine,
+  grantBiometricConsent,
+  inject,
+  origin,
+  REVIEW,
+  recordings,
+  STRICT,
+  voiceAtCosine,
+} from '../testing/review-band-routes.js';
 import { audioForm, silentWav } from '../testing/voiceprint.js';
 
 /*
@@ -45,7 +55,7 @@ async function licensedVoiceOfRetiredModel() {
     method: 'POST',
     url: pathOf(enrollVoiceRoute),
     headers: bearer(owner.accessToken),
-    payload: audioForm({ audio: recordings() }, { name: 'Narrator', consent_id: await grantConsent(owner) }),
+    payload: audioForm({ audio: recordings() }, { name: 'Narrator', consent_id: await grantBiometricConsent(owner) }),
   });
   expect(enrolled.statusCode, enrolled.body).toBe(201);
   const voiceId = enrolledVoiceSchema.parse(enrolled.json()).voice_id;

@@ -16,7 +16,17 @@ import { describe, expect, it } from 'vitest';
 import { auditPending, biometricConsents, domainEvents, edgeOutbox, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
 import { bearer, loggedIn } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
-import { admin, engine, grantConsent, inject, origin, REVIEW, recordings, STRICT, voiceAtCosine } from '../testing/review-band-routes.js';
+import {
+  admin,
+  engine,
+  grantBiometricConsent,
+  inject,
+  origin,
+  REVIEW,
+  recordings,
+  STRICT,
+  voiceAtCosine,
+} from '../testing/review-band-routes.js';
 import { audioForm } from '../testing/voiceprint.js';
 
 /*
@@ -29,7 +39,7 @@ import { audioForm } from '../testing/voiceprint.js';
 type Owner = Awaited<ReturnType<typeof loggedIn>>;
 
 async function enroll(owner: Owner) {
-  const consentId = await grantConsent(owner);
+  const consentId = await grantBiometricConsent(owner);
   return inject({
     method: 'POST',
     url: pathOf(enrollVoiceRoute),
@@ -68,7 +78,7 @@ const reviewRecordsOn = async (voiceIds: string[]) =>
     .map((row) => auditRecordSchema.parse(row.record))
     .filter((record) => record.kind === 'voice.review' && voiceIds.includes(record.voice_id!));
 
-const setConsent = (owner: Owner, voiceId: string, status: string) =>
+const setSynthesisConsent = (owner: Owner, voiceId: string, status: string) =>
   inject({
     method: 'PUT',
     url: pathOf(setSynthesisConsentRoute, { voice_id: voiceId }),
@@ -157,10 +167,10 @@ describe('enrollment against the identity-conflict points', () => {
 
   it('refuses synthesis consent and licences for a held voice with 409 voice_under_review; withdrawing still works', async () => {
     const { heldId, enrolling } = await heldVoice();
-    const refused = expectProblem(await setConsent(enrolling, heldId, 'active'), 409, 'voice_under_review');
+    const refused = expectProblem(await setSynthesisConsent(enrolling, heldId, 'active'), 409, 'voice_under_review');
     expect(refused.detail).toMatch(/held for review/);
     expectProblem(await createLicence(enrolling, heldId), 409, 'voice_under_review');
-    const withdrawn = await setConsent(enrolling, heldId, 'withdrawn');
+    const withdrawn = await setSynthesisConsent(enrolling, heldId, 'withdrawn');
     expect(withdrawn.statusCode, withdrawn.body).toBe(200);
     const [voice] = await origin.database.db.select().from(voices).where(eq(voices.id, heldId));
     expect(voice).toMatchObject({ status: 'pending_review', consentStatus: 'withdrawn' });
@@ -247,7 +257,7 @@ describe('POST /api/v1/admin/voice-reviews/{voice_id}', () => {
       expect.objectContaining({ voice_id: matchedId, decision: 'allow', caller_id: admin.userId }),
     ]);
 
-    expect((await setConsent(enrolling, heldId, 'active')).statusCode).toBe(200);
+    expect((await setSynthesisConsent(enrolling, heldId, 'active')).statusCode).toBe(200);
     expect((await createLicence(enrolling, heldId)).statusCode).toBe(201);
 
     expectProblem(await decide(heldId, { decision: 'clear' }), 409, 'conflict');

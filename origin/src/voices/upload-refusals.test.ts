@@ -4,7 +4,7 @@ import { pathOf } from '@vip/shared-schema';
 import { enrollVoiceRoute } from '@vip/shared-schema/routes/origin/voices';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, loggedIn } from '../testing/origin.js';
-import { grantConsent, origin } from '../testing/voice-routes.js';
+import { grantBiometricConsent, origin } from '../testing/voice-routes.js';
 import { silentWav } from '../testing/voiceprint.js';
 
 /**
@@ -62,7 +62,7 @@ async function multipart(parts: Array<[string, string | Uint8Array]>): Promise<{
 describe('an upload refused early keeps the connection usable', () => {
   it('answers the next request on the same keep-alive connection after a 422 for an extra field and a 403 consent_required', async () => {
     const owner = await loggedIn(origin);
-    const consentId = await grantConsent(owner);
+    const consentId = await grantBiometricConsent(owner);
     // Two megabytes of audio: most of it is still unread when an early field is refused.
     const audio = silentWav(60);
     const refusals: Array<[Array<[string, string | Uint8Array]>, number, string]> = [

@@ -5,13 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { biometricConsents } from '../db/schema.js';
 import { bearer, loggedIn } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
-import { enroll, eventsOf, grantConsent, inject, origin } from '../testing/voice-routes.js';
+import { enroll, eventsOf, grantBiometricConsent, inject, origin } from '../testing/voice-routes.js';
 import { silentWav, speakerRecordings } from '../testing/voiceprint.js';
 
 describe('POST /api/v1/voices/enroll', () => {
   it("answers unusable audio with the engine's 422 and reports enrollment.failed", async () => {
     const owner = await loggedIn(origin);
-    const consentId = await grantConsent(owner);
+    const consentId = await grantBiometricConsent(owner);
     const corrupt = silentWav(1);
     new DataView(corrupt.buffer).setUint16(32, 3, true); // a block size that does not add up
     expectProblem(await enroll(owner, { audio: corrupt }, { name: 'Corrupt', consent_id: consentId }), 422, 'corrupt_audio');
@@ -43,7 +43,7 @@ describe('POST /api/v1/voices/enroll', () => {
 
   it('refuses malformed forms with 422 and names the field', async () => {
     const owner = await loggedIn(origin);
-    const consent_id = await grantConsent(owner);
+    const consent_id = await grantBiometricConsent(owner);
     const audio = silentWav(1);
     const cases: Array<[Record<string, Uint8Array | Uint8Array[]>, Record<string, string>, string]> = [
       [{}, { name: 'No audio', consent_id }, 'body.audio'],
@@ -72,7 +72,7 @@ describe('POST /api/v1/voices/enroll', () => {
 
   it('refuses a file over 20 MB with 413 and a JSON body with 415', async () => {
     const owner = await loggedIn(origin);
-    const consent_id = await grantConsent(owner);
+    const consent_id = await grantBiometricConsent(owner);
     const huge = new Uint8Array(20 * 1024 * 1024 + 1);
     expectProblem(await enroll(owner, { audio: huge }, { name: 'Huge', consent_id }), 413, 'payload_too_large');
     const json = await inject({

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { auditPending, biometricConsents, INDEXED_EMBEDDING_MODELS, voices } from '../db/schema.js';
 import { bearer, loggedIn } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
-import { engine, enroll, eventsOf, grantConsent, inject, origin, storedVoice, unitAxis } from '../testing/voice-routes.js';
+import { engine, enroll, eventsOf, grantBiometricConsent, inject, origin, storedVoice, unitAxis } from '../testing/voice-routes.js';
 import { audioForm, hasCalibratedModel, silentWav, speakerRecordings } from '../testing/voiceprint.js';
 import { nearestVoice } from './store.js';
 
@@ -19,7 +19,7 @@ describe('POST /api/v1/voices/enroll', () => {
     const enrolled = await enroll(
       first,
       { audio: speakerRecordings('so762:SPEAKER9622', 0, 3) },
-      { name: 'Original', consent_id: await grantConsent(first) },
+      { name: 'Original', consent_id: await grantBiometricConsent(first) },
     );
     expect(enrolled.statusCode, enrolled.body).toBe(201);
     const original = enrolledVoiceSchema.parse(enrolled.json());
@@ -27,7 +27,7 @@ describe('POST /api/v1/voices/enroll', () => {
     const copy = await enroll(
       second,
       { audio: speakerRecordings('so762:SPEAKER9622', 3, 3) },
-      { name: 'Copy', consent_id: await grantConsent(second) },
+      { name: 'Copy', consent_id: await grantBiometricConsent(second) },
     );
     const problem = expectProblem(copy, 409, 'identity_conflict');
     expect(copy.body).not.toContain(original.voice_id);
@@ -60,7 +60,7 @@ describe('POST /api/v1/voices/enroll', () => {
   it('lets exactly one of two owners enrolling the same speaker at the same moment win', async (context) => {
     if (!hasCalibratedModel(engine)) context.skip();
     const owners = [await loggedIn(origin), await loggedIn(origin)];
-    const consentIds = [await grantConsent(owners[0]!), await grantConsent(owners[1]!)];
+    const consentIds = [await grantBiometricConsent(owners[0]!), await grantBiometricConsent(owners[1]!)];
     // Both uploads pass the early conflict check together; only the locked check at storage time can refuse one.
     const responses = await Promise.all(
       owners.map((owner, i) =>
@@ -94,8 +94,8 @@ describe('POST /api/v1/voices/enroll', () => {
   it('refuses a missing, foreign or spent consent with 403 consent_required before processing audio', async () => {
     const owner = await loggedIn(origin);
     const stranger = await loggedIn(origin);
-    const strangersConsent = await grantConsent(stranger);
-    const spent = await grantConsent(owner);
+    const strangersConsent = await grantBiometricConsent(stranger);
+    const spent = await grantBiometricConsent(owner);
     const voiceId = await storedVoice(owner);
     await origin.database.db.update(biometricConsents).set({ voiceId }).where(eq(biometricConsents.id, spent));
     for (const consentId of [randomUUID(), strangersConsent, spent]) {

@@ -15,14 +15,14 @@ import {
 } from '../db/schema.js';
 import { bearer, loggedIn } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
-import { engine, enroll, eventsOf, grantConsent, inject, origin, storedVoice } from '../testing/voice-routes.js';
+import { engine, enroll, eventsOf, grantBiometricConsent, inject, origin, storedVoice } from '../testing/voice-routes.js';
 import { audioForm, EMBEDDING_LIKE, silentWav, speakerRecordings } from '../testing/voiceprint.js';
 import { nearestVoiceQuery } from './store.js';
 
 describe('POST /api/v1/voices/enroll', () => {
   it('enrolls a voice from several recordings, stores only its voiceprint, publishes it and reports enrollment.complete', async () => {
     const owner = await loggedIn(origin);
-    const consentId = await grantConsent(owner);
+    const consentId = await grantBiometricConsent(owner);
     const response = await enroll(
       owner,
       { audio: speakerRecordings('so762:SPEAKER9633', 0, 3) },
@@ -75,8 +75,8 @@ describe('POST /api/v1/voices/enroll', () => {
   it("lets an owner enroll the same speaker twice (the 1:N search skips the caller's own voices)", async () => {
     const owner = await loggedIn(origin);
     const files = speakerRecordings('so762:SPEAKER9601', 0, 3);
-    expect((await enroll(owner, { audio: files }, { name: 'One', consent_id: await grantConsent(owner) })).statusCode).toBe(201);
-    expect((await enroll(owner, { audio: files }, { name: 'Two', consent_id: await grantConsent(owner) })).statusCode).toBe(201);
+    expect((await enroll(owner, { audio: files }, { name: 'One', consent_id: await grantBiometricConsent(owner) })).statusCode).toBe(201);
+    expect((await enroll(owner, { audio: files }, { name: 'Two', consent_id: await grantBiometricConsent(owner) })).statusCode).toBe(201);
   });
 
   it("searches other owners' voiceprints through the model's HNSW index", async (context) => {
@@ -125,7 +125,7 @@ describe('DELETE /api/v1/voices/{voice_id}', () => {
   it('erases the voiceprint, licences and consent, publishes the deletion and gives a receipt; 404 afterwards', async () => {
     const owner = await loggedIn(origin);
     const voiceId = await storedVoice(owner);
-    const consentId = await grantConsent(owner);
+    const consentId = await grantBiometricConsent(owner);
     await origin.database.db.update(biometricConsents).set({ voiceId }).where(eq(biometricConsents.id, consentId));
     await origin.database.db.insert(licenses).values({
       id: randomUUID(),
@@ -194,7 +194,7 @@ describe('POST /api/v1/voices/measure', () => {
     expect(measured.files.map((file) => file.filename)).toEqual(['audio-0.audio', 'audio-1.audio']);
     expect(measured.speech_seconds).toBeCloseTo(measured.files[0]!.speech_seconds + measured.files[1]!.speech_seconds, 6);
 
-    const consentId = await grantConsent(owner);
+    const consentId = await grantBiometricConsent(owner);
     const enrolled = await enroll(owner, { audio: recordings }, { name: 'Measured first', consent_id: consentId });
     expect(enrolled.statusCode, enrolled.body).toBe(201);
     expect(enrolledVoiceSchema.parse(enrolled.json()).speech_seconds).toBeCloseTo(measured.speech_seconds, 6);

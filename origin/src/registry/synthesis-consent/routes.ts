@@ -6,6 +6,6 @@ import type { SynthesisConsentService } from './service.js';
 export function registerSynthesisConsentRoutes({ app, registry, guards }: RouteKit, consents: SynthesisConsentService): void {
   addRoute(app, registry, setSynthesisConsentRoute, {
     guards: [guards.bearer],
-    handler: ({ params, body }, request) => consents.setConsent(principalOf(request), params.voice_id, body.status),
+    handler: ({ params, body }, request) => consents.setSynthesisConsent(principalOf(request), params.voice_id, body.status),
   });
 }

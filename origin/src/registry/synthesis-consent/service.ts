@@ -25,7 +25,7 @@ export class SynthesisConsentService {
    * nudged at once, so a withdrawal reaches the edge's VoiceGate within a second. Setting the state
    * the voice already has changes, publishes and audits nothing.
    */
-  async setConsent(principal: Principal, voiceId: string, status: Exclude<ConsentStatus, 'unknown'>) {
+  async setSynthesisConsent(principal: Principal, voiceId: string, status: Exclude<ConsentStatus, 'unknown'>) {
     const { db, runtime, outbox } = this.deps;
     const now = runtime.clock.now();
     const changed = await db.transaction(async (tx) => {

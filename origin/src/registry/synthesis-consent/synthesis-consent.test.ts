@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => origin?.close());
 
-const setConsent = (voiceId: string, payload: unknown, token = owner.accessToken) =>
+const setSynthesisConsent = (voiceId: string, payload: unknown, token = owner.accessToken) =>
   origin.app.inject({
     method: 'PUT',
     url: pathOf(setSynthesisConsentRoute, { voice_id: voiceId }),
@@ -34,10 +34,10 @@ describe('PUT /api/v1/voices/{voice_id}/consent', () => {
   it('grants and withdraws synthesis consent, publishing each state to the edge outbox', async () => {
     const voiceId = await insertTestVoice(origin.database.db, owner.userId);
 
-    const granted = await setConsent(voiceId, { status: 'active' });
+    const granted = await setSynthesisConsent(voiceId, { status: 'active' });
     expect(granted.statusCode).toBe(200);
     expect(granted.json()).toEqual({ voice_id: voiceId, consent_status: 'active' });
-    const withdrawn = await setConsent(voiceId, { status: 'withdrawn' });
+    const withdrawn = await setSynthesisConsent(voiceId, { status: 'withdrawn' });
     expect(withdrawn.json()).toEqual({ voice_id: voiceId, consent_status: 'withdrawn' });
 
     const [voice] = await origin.database.db.select().from(voices).where(eq(voices.id, voiceId));
@@ -57,8 +57,8 @@ describe('PUT /api/v1/voices/{voice_id}/consent', () => {
 
   it('queues one consent.changed audit record per change, by the owner', async () => {
     const voiceId = await insertTestVoice(origin.database.db, owner.userId);
-    await setConsent(voiceId, { status: 'active' });
-    await setConsent(voiceId, { status: 'withdrawn' });
+    await setSynthesisConsent(voiceId, { status: 'active' });
+    await setSynthesisConsent(voiceId, { status: 'withdrawn' });
     const records = await auditRecordsFor(voiceId);
     expect(records).toHaveLength(2);
     expect(records[1]).toMatchObject({
@@ -78,7 +78,7 @@ describe('PUT /api/v1/voices/{voice_id}/consent', () => {
     const voiceId = await insertTestVoice(origin.database.db, owner.userId, { consentStatus: 'active' });
     const nudge = vi.spyOn(origin.outbox, 'nudge');
     try {
-      await setConsent(voiceId, { status: 'withdrawn' });
+      await setSynthesisConsent(voiceId, { status: 'withdrawn' });
       expect(nudge).toHaveBeenCalledTimes(1);
     } finally {
       nudge.mockRestore();
@@ -87,8 +87,8 @@ describe('PUT /api/v1/voices/{voice_id}/consent', () => {
 
   it('changes, publishes and audits nothing when the voice already has that state', async () => {
     const voiceId = await insertTestVoice(origin.database.db, owner.userId);
-    await setConsent(voiceId, { status: 'active' });
-    const again = await setConsent(voiceId, { status: 'active' });
+    await setSynthesisConsent(voiceId, { status: 'active' });
+    const again = await setSynthesisConsent(voiceId, { status: 'active' });
     expect(again.statusCode).toBe(200);
     expect(again.json()).toEqual({ voice_id: voiceId, consent_status: 'active' });
     expect(await outboxRowsFor(voiceId)).toHaveLength(1);
@@ -98,7 +98,7 @@ describe('PUT /api/v1/voices/{voice_id}/consent', () => {
   it("lets an admin set any owner's voice", async () => {
     const admin = await loggedIn(origin, 'admin');
     const voiceId = await insertTestVoice(origin.database.db, owner.userId);
-    const response = await setConsent(voiceId, { status: 'active' }, admin.accessToken);
+    const response = await setSynthesisConsent(voiceId, { status: 'active' }, admin.accessToken);
     expect(response.statusCode).toBe(200);
     expect((await auditRecordsFor(voiceId))[0]!.caller_id).toBe(admin.userId);
   });
@@ -108,8 +108,8 @@ describe('PUT /api/v1/voices/{voice_id}/consent errors', () => {
   it("answers 404 for another owner's voice, exactly as for a missing one, and changes nothing", async () => {
     const stranger = await loggedIn(origin);
     const voiceId = await insertTestVoice(origin.database.db, owner.userId);
-    const foreign = await setConsent(voiceId, { status: 'active' }, stranger.accessToken);
-    const missing = await setConsent(crypto.randomUUID(), { status: 'active' }, stranger.accessToken);
+    const foreign = await setSynthesisConsent(voiceId, { status: 'active' }, stranger.accessToken);
+    const missing = await setSynthesisConsent(crypto.randomUUID(), { status: 'active' }, stranger.accessToken);
     expect(foreign.statusCode).toBe(404);
     expect(foreign.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
     expect({ ...foreign.json(), instance: '', request_id: '' }).toEqual({ ...missing.json(), instance: '', request_id: '' });
@@ -120,16 +120,16 @@ describe('PUT /api/v1/voices/{voice_id}/consent errors', () => {
   it('refuses a status other than active or withdrawn with 422 naming the field', async () => {
     const voiceId = await insertTestVoice(origin.database.db, owner.userId);
     for (const status of ['unknown', 'yes', 1]) {
-      const response = await setConsent(voiceId, { status });
+      const response = await setSynthesisConsent(voiceId, { status });
       expect(response.statusCode).toBe(422);
       expect(response.json().errors).toEqual([{ field: 'body.status', message: expect.any(String) }]);
     }
-    const missing = await setConsent(voiceId, {});
+    const missing = await setSynthesisConsent(voiceId, {});
     expect(missing.json().errors).toEqual([{ field: 'body.status', message: expect.any(String) }]);
   });
 
   it('refuses a malformed voice id with 422 and a missing token with 401', async () => {
-    const malformed = await setConsent('not-a-uuid', { status: 'active' });
+    const malformed = await setSynthesisConsent('not-a-uuid', { status: 'active' });
     expect(malformed.statusCode).toBe(422);
     expect(malformed.json().errors).toEqual([{ field: 'params.voice_id', message: expect.any(String) }]);
     const anonymous = await origin.app.inject({

@@ -24,6 +24,16 @@ export const audioProblems = [...AUDIO_PROBLEM_CODES, 'unsupported_media_type', 
 /** The formats every route that takes recordings reads. */
 export const AUDIO_FORMATS = 'WAV, FLAC, MP3, Ogg Opus/Vorbis, WebM/Opus or MP4/M4A';
 
+/** The spoken consent an enrollment and a re-enrollment carry (docs/DECISIONS.md#spoken-consent). */
+const spokenConsentFields = {
+  spoken_consent: {
+    description: `the owner reading the consent statement, then the phrase, of a challenge (POST /api/v1/consents/challenges) in the voice being enrolled; at most ${limits.spokenConsentMaxSeconds} s. Required unless the origin runs with SPOKEN_CONSENT=when_given (docs/OPERATIONS.md#spoken-consent)`,
+    file: true,
+    required: false,
+  },
+  challenge_id: { description: 'the challenge the spoken_consent recording reads; single use', required: false },
+} as const;
+
 export const enrollVoiceRoute = defineRoute({
   method: 'post',
   path: '/api/v1/voices/enroll',
@@ -40,12 +50,7 @@ export const enrollVoiceRoute = defineRoute({
     },
     name: { description: 'display name, 1 to 100 characters', required: true },
     consent_id: { description: 'an unused biometric consent of the caller (POST /api/v1/consents)', required: true },
-    spoken_consent: {
-      description: `the owner reading the consent statement, then the phrase, of a challenge (POST /api/v1/consents/challenges) in the voice being enrolled; at most ${limits.spokenConsentMaxSeconds} s. Required when the origin runs with spoken consent required (docs/OPERATIONS.md#spoken-consent)`,
-      file: true,
-      required: false,
-    },
-    challenge_id: { description: 'the challenge the spoken_consent recording reads; single use', required: false },
+    ...spokenConsentFields,
   },
   success: {
     status: 201,
@@ -90,12 +95,7 @@ export const reenrollVoiceRoute = defineRoute({
       multiple: true,
       required: true,
     },
-    spoken_consent: {
-      description: `the owner reading the consent statement, then the phrase, of a challenge (POST /api/v1/consents/challenges) in the voice being enrolled; at most ${limits.spokenConsentMaxSeconds} s. Required when the origin runs with spoken consent required (docs/OPERATIONS.md#spoken-consent)`,
-      file: true,
-      required: false,
-    },
-    challenge_id: { description: 'the challenge the spoken_consent recording reads; single use', required: false },
+    ...spokenConsentFields,
   },
   success: {
     status: 200,
