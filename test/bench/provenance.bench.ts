@@ -4,7 +4,7 @@ import type { AuditReceipt } from '@vip/shared-schema/client';
 import { embedAuthorization } from '@vip/shared-schema/client/provenance';
 import { readCredentials } from '@vip/shared-schema/provenance/credentials';
 import { checkAssertionReceipt } from '@vip/shared-schema/provenance/judgement';
-import { platformSigner } from '@vip/shared-schema/provenance/test-files';
+import { platformSigner } from '@vip/shared-schema/testing/provenance-files';
 import { createCheckpointSigner } from '../../origin/src/audit/checkpoints.js';
 import { queueAuditRecords } from '../../origin/src/audit/queue.js';
 import { generateSigningJwk } from '../../origin/src/auth/access-tokens.js';

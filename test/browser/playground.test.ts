@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AuditReceipt } from '@vip/shared-schema/client';
 import { embedAuthorization } from '@vip/shared-schema/client/provenance';
-import { audioByteOffset, platformSigner } from '@vip/shared-schema/provenance/test-files';
+import { audioByteOffset, platformSigner } from '@vip/shared-schema/testing/provenance-files';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';

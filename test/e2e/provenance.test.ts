@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { provenanceVerificationSchema } from '@vip/shared-schema';
 import { type AuditReceipt, createOriginClient } from '@vip/shared-schema/client';
 import { embedAuthorization, verifyFile } from '@vip/shared-schema/client/provenance';
-import { platformSigner } from '@vip/shared-schema/provenance/test-files';
+import { platformSigner } from '@vip/shared-schema/testing/provenance-files';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pcm16Wav } from '../../origin/src/testing/fixtures.js';

@@ -5,7 +5,7 @@ import { canonicalJson, parseTlogProof, pathOf } from '@vip/shared-schema';
 import type { AuditReceipt } from '@vip/shared-schema/client';
 import { embedAuthorization } from '@vip/shared-schema/client/provenance';
 import { readCredentials } from '@vip/shared-schema/provenance/credentials';
-import { platformSigner } from '@vip/shared-schema/provenance/test-files';
+import { platformSigner } from '@vip/shared-schema/testing/provenance-files';
 import { auditReceiptRoute } from '@vip/shared-schema/routes/origin/audit';
 import { asc, eq, gt } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

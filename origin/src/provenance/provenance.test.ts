@@ -18,9 +18,9 @@ import {
 import type { AuditReceipt } from '@vip/shared-schema/client';
 import { authorizationAssertionOf, embedAuthorization, type PlatformSigner } from '@vip/shared-schema/client/provenance';
 import { signAsset } from '@vip/shared-schema/provenance/c2pa';
-import { testCertificateAuthority, testLeafCertificate } from '@vip/shared-schema/provenance/test-ca';
-import { audioByteOffset, CREDENTIAL_FORMATS, editText, platformSigner } from '@vip/shared-schema/provenance/test-files';
-import { testApprovalReceipt } from '@vip/shared-schema/provenance/test-receipt';
+import { testCertificateAuthority, testLeafCertificate } from '@vip/shared-schema/testing/provenance-ca';
+import { audioByteOffset, CREDENTIAL_FORMATS, editText, platformSigner } from '@vip/shared-schema/testing/provenance-files';
+import { testApprovalReceipt } from '@vip/shared-schema/testing/provenance-receipt';
 import { auditReceiptRoute } from '@vip/shared-schema/routes/origin/audit';
 import {
   registerSigningCertificateRoute,

@@ -11,7 +11,7 @@ import {
   ProblemError,
   screenThenCheck,
 } from './index.js';
-import { type RecordedAnswer, type RecordedRequest, type RecordedServer, startRecordedServer } from './recorded-server.mjs';
+import { type RecordedAnswer, type RecordedRequest, type RecordedServer, startRecordedServer } from '../testing/recorded-server.mjs';
 
 /** Bodies shaped as the planes answer them (taken from a running service, ids replaced). */
 const VOICE_ID = '6f1c2a9e-2b0e-4c37-9a51-3f7c1f0d8a11';

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { signAsset } from '../provenance/c2pa.js';
 import { readCredentials } from '../provenance/credentials.js';
-import { testCertificateAuthority, testLeafCertificate } from '../provenance/test-ca.js';
-import { audioByteOffset, CREDENTIAL_FORMATS, editText } from '../provenance/test-files.js';
-import { testApprovalReceipt } from '../provenance/test-receipt.js';
+import { testCertificateAuthority, testLeafCertificate } from '../testing/provenance-ca.js';
+import { audioByteOffset, CREDENTIAL_FORMATS, editText } from '../testing/provenance-files.js';
+import { testApprovalReceipt } from '../testing/provenance-receipt.js';
 import {
   AUTHORIZATION_ASSERTION_LABEL,
   type AuthorizationAssertion,

@@ -5,9 +5,9 @@ import { readManifestStore } from './c2pa.js';
 import { readCredentials } from './credentials.js';
 import { manifestStoreSize } from './jumbf.js';
 import { certificateFingerprint, signerCertificate } from './signer.js';
-import { testCertificateAuthority, testLeafCertificate } from './test-ca.js';
-import { CREDENTIAL_FORMATS, editText } from './test-files.js';
-import { testApprovalReceipt } from './test-receipt.js';
+import { testCertificateAuthority, testLeafCertificate } from '../testing/provenance-ca.js';
+import { CREDENTIAL_FORMATS, editText } from '../testing/provenance-files.js';
+import { testApprovalReceipt } from '../testing/provenance-receipt.js';
 
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../../../fixtures/audio/${name}`, import.meta.url)));
 const ca = testCertificateAuthority('Leaf Test CA', 'Leaf Test');

@@ -1,6 +1,6 @@
 import type { PlatformSigner } from '../client/provenance.js';
 import type { ProvenanceMimeType } from '../provenance.js';
-import { testCertificateAuthority, testLeafCertificate } from './test-ca.js';
+import { testCertificateAuthority, testLeafCertificate } from './provenance-ca.js';
 
 /** The committed fixtures (fixtures/audio) of one utterance in the three containers Content Credentials are written into. */
 export const CREDENTIAL_FORMATS: { name: string; file: string; mime: ProvenanceMimeType }[] = [
