@@ -1,2 +1,2 @@
 /** What other domains use of the platforms. */
-export { platformExists, platformIdByName } from './store.js';
+export { platformExists, platformIdByName, platformNamesById } from './store.js';

@@ -1,4 +1,4 @@
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { type ApiKeyRow, apiKeys, type PlatformRow, platforms } from '../db/schema.js';
 
@@ -15,6 +15,16 @@ export function listPlatforms(db: Executor): Promise<PlatformRow[]> {
 export async function findPlatform(db: Executor, id: string): Promise<PlatformRow | null> {
   const [row] = await db.select().from(platforms).where(eq(platforms.id, id));
   return row ?? null;
+}
+
+/** The names of the platforms of `ids` that exist, by id. */
+export async function platformNamesById(db: Executor, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .select({ id: platforms.id, name: platforms.name })
+    .from(platforms)
+    .where(inArray(platforms.id, [...ids]));
+  return new Map(rows.map((row) => [row.id, row.name]));
 }
 
 export async function platformExists(db: Executor, name: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
-import { platforms, type SigningCertificateRow, signingCertificates } from '../db/schema.js';
+import { type SigningCertificateRow, signingCertificates } from '../db/schema.js';
+import { platformNamesById } from '../platforms/index.js';
 
 export async function insertCertificate(db: Executor, row: typeof signingCertificates.$inferInsert): Promise<SigningCertificateRow | null> {
   const [inserted] = await db.insert(signingCertificates).values(row).onConflictDoNothing().returning();
@@ -24,12 +25,9 @@ export function certificatesOfPlatform(db: Executor, platformId: string): Promis
 }
 
 export async function certificateWithPlatform(db: Executor, certificateId: string) {
-  const [row] = await db
-    .select({ certificate: signingCertificates, platformName: platforms.name })
-    .from(signingCertificates)
-    .innerJoin(platforms, eq(platforms.id, signingCertificates.platformId))
-    .where(eq(signingCertificates.id, certificateId));
-  return row ?? null;
+  const [certificate] = await db.select().from(signingCertificates).where(eq(signingCertificates.id, certificateId));
+  const platformName = certificate && (await platformNamesById(db, [certificate.platformId])).get(certificate.platformId);
+  return certificate && platformName !== undefined ? { certificate, platformName } : null;
 }
 
 export async function revokeCertificate(db: Executor, certificateId: string, now: Date): Promise<void> {
@@ -40,10 +38,14 @@ export async function revokeCertificate(db: Executor, certificateId: string, now
 }
 
 /** Every live (unrevoked) certificate with its platform's name: the trust anchors of a verification. */
-export function liveCertificates(db: Executor): Promise<{ pem: string; platformName: string }[]> {
-  return db
-    .select({ pem: signingCertificates.pem, platformName: platforms.name })
+export async function liveCertificates(db: Executor): Promise<{ pem: string; platformName: string }[]> {
+  const rows = await db
+    .select({ pem: signingCertificates.pem, platformId: signingCertificates.platformId })
     .from(signingCertificates)
-    .innerJoin(platforms, eq(platforms.id, signingCertificates.platformId))
     .where(isNull(signingCertificates.revokedAt));
+  const names = await platformNamesById(db, [...new Set(rows.map((row) => row.platformId))]);
+  return rows.flatMap(({ pem, platformId }) => {
+    const platformName = names.get(platformId);
+    return platformName === undefined ? [] : [{ pem, platformName }];
+  });
 }
