@@ -140,6 +140,36 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
     });
     expect(receipt.statusCode, receipt.body).toBe(200);
 
+    // The challenge served that enrollment: a second one on it is refused before any audio is read.
+    const reused = await enroll(
+      owner,
+      { audio: recordedConsentEnrollment(), spoken_consent: recording },
+      { name: 'Again', consent_id: await grantBiometricConsent(owner), challenge_id: issued.challenge_id },
+    );
+    expectProblem(reused, 403, 'consent_challenge_invalid');
+
+    // A re-recording reads a fresh challenge: its evidence and recording replace the enrollment's.
+    const renewed = await challengeFor(owner, SAYABLE_PHRASE);
+    const rereading = recordedConsent(renewed.phrase);
+    const reenrolled = await inject({
+      method: 'POST',
+      url: pathOf(reenrollVoiceRoute, { voice_id: voiceId }),
+      headers: bearer(owner.accessToken),
+      payload: audioForm({ audio: recordedConsentEnrollment(), spoken_consent: rereading }, { challenge_id: renewed.challenge_id }),
+    });
+    expect(reenrolled.statusCode, reenrolled.body).toBe(200);
+    const [afterReenrollment] = await origin.database.db.select().from(biometricConsents).where(eq(biometricConsents.id, consentId));
+    expect(afterReenrollment?.spokenEvidence).toMatchObject({
+      challenge_id: renewed.challenge_id,
+      recording_sha256: createHash('sha256').update(rereading).digest('hex'),
+    });
+    const downloadAfter = await inject({
+      method: 'GET',
+      url: pathOf(spokenConsentRecordingRoute, { voice_id: voiceId }),
+      headers: bearer(owner.accessToken),
+    });
+    expect(Buffer.compare(downloadAfter.rawPayload, Buffer.from(rereading))).toBe(0);
+
     expect(
       (await inject({ method: 'DELETE', url: pathOf(deleteVoiceRoute, { voice_id: voiceId }), headers: bearer(owner.accessToken) }))
         .statusCode,
