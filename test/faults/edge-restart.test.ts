@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, type RunningPlanes, startPlanes } from '../support/service.js';
+import { json, type RunningPlanes } from '../support/service.js';
 import { EDGE_RESTART } from './catalogue.js';
-import { adminFor, approvedVoice, gateCheck, missingFromChain, type Registry, redeem, setUpRegistry, verifyChain } from './fixtures.js';
+import { approvedVoice, gateCheck, missingFromChain, type Registry, redeem, startFaultRegistry, verifyChain } from './fixtures.js';
 
 const { tokensIssued: TOKENS_ISSUED, redeemedBefore: REDEEMED_BEFORE, concurrentRedemptions: CONCURRENT_REDEMPTIONS } = EDGE_RESTART;
-
-const admin = adminFor('edge-restart');
 
 describe('the edge crashes and restarts on its persisted state', () => {
   let service: RunningPlanes;
@@ -15,8 +13,7 @@ describe('the edge crashes and restarts on its persisted state', () => {
   let voiceId: string;
 
   beforeAll(async () => {
-    service = await startPlanes({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password } });
-    registry = await setUpRegistry(service.originUrl, service.edgeUrl, admin);
+    ({ service, registry } = await startFaultRegistry('edge-restart'));
     voiceId = await approvedVoice(registry, 'Edge Restart Voice');
   }, 120_000);
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { expect } from 'vitest';
-import { eventually, json, post } from '../support/service.js';
+import { eventually, json, post, type RunningPlanes, startPlanes } from '../support/service.js';
 import { ENROLL_CLIPS } from '../support/speech.js';
 
 /** What every fault test sets up before it injects its fault: an admin, a platform with a key, an owner. */
@@ -41,6 +41,16 @@ export async function setUpRegistry(originUrl: string, edgeUrl: string, admin: {
   // The key reaches the edge through the outbox; wait for it so the fault starts from a settled state.
   await eventually(async () => (await gateCheck(registry, randomUUID())).status === 200, 10_000);
   return registry;
+}
+
+/**
+ * The two planes of a fault test, started as `npm start` starts them with an admin of `label`, and
+ * its registry set up. The test stops them; a failed run keeps the data folder (and planes.log).
+ */
+export async function startFaultRegistry(label: string): Promise<{ service: RunningPlanes; registry: Registry }> {
+  const admin = adminFor(label);
+  const service = await startPlanes({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password } });
+  return { service, registry: await setUpRegistry(service.originUrl, service.edgeUrl, admin) };
 }
 
 /** Enrolls a voice of the owner (biometric consent first); its synthesis consent starts `unknown`. */

@@ -1,12 +1,10 @@
 import { createOriginClient, verifyReceipt } from '@vip/shared-schema/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, json, type RunningPlanes, startPlanes } from '../support/service.js';
+import { eventually, json, type RunningPlanes } from '../support/service.js';
 import { GRACEFUL_RESTART } from './catalogue.js';
-import { adminFor, approvedVoice, gateCheck, missingFromChain, type Registry, setUpRegistry, verifyChain } from './fixtures.js';
+import { approvedVoice, gateCheck, missingFromChain, type Registry, startFaultRegistry, verifyChain } from './fixtures.js';
 
 const { gateChecks: GATE_CHECKS, stopAfterMs: STOP_AFTER_MS } = GRACEFUL_RESTART;
-
-const admin = adminFor('graceful-restart');
 
 describe('both planes are stopped right after a burst of gate checks, then started again', () => {
   let service: RunningPlanes;
@@ -16,8 +14,7 @@ describe('both planes are stopped right after a burst of gate checks, then start
   let voiceId: string;
 
   beforeAll(async () => {
-    service = await startPlanes({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password } });
-    registry = await setUpRegistry(service.originUrl, service.edgeUrl, admin);
+    ({ service, registry } = await startFaultRegistry('graceful-restart'));
     voiceId = await approvedVoice(registry, 'Graceful Restart Voice');
   }, 120_000);
 

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, json, type RunningPlanes, startPlanes } from '../support/service.js';
+import { eventually, json, type RunningPlanes } from '../support/service.js';
 import { ORIGIN_DOWN } from './catalogue.js';
 import {
-  adminFor,
   approvedVoice,
   auditEntries,
   enrollVoice,
@@ -12,13 +11,11 @@ import {
   type Registry,
   redeem,
   setSynthesisConsent,
-  setUpRegistry,
+  startFaultRegistry,
   verifyChain,
 } from './fixtures.js';
 
 const { roundsWhileDown: ROUNDS_WHILE_DOWN } = ORIGIN_DOWN;
-
-const admin = adminFor('origin-down');
 
 describe('the origin goes down: the edge keeps deciding and loses no audit record', () => {
   let service: RunningPlanes;
@@ -29,8 +26,7 @@ describe('the origin goes down: the edge keeps deciding and loses no audit recor
   let withdrawnId: string;
 
   beforeAll(async () => {
-    service = await startPlanes({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password } });
-    registry = await setUpRegistry(service.originUrl, service.edgeUrl, admin);
+    ({ service, registry } = await startFaultRegistry('origin-down'));
     approvedId = await approvedVoice(registry, 'Origin Down Approved');
     withdrawnId = await enrollVoice(registry, 'Origin Down Withdrawn');
     expect((await setSynthesisConsent(registry, withdrawnId, 'active')).status).toBe(200);
