@@ -102,7 +102,13 @@ export class SpokenConsentService {
         ? []
         : [{ field: 'body.challenge_id', message: 'the challenge_id of POST /api/v1/consents/challenges is required' }]),
     ];
-    if (errors.length > 0) throw new ProblemError('validation_failed', 'The multipart form is invalid.', { errors });
+    if (errors.length > 0) {
+      throw new ProblemError(
+        'validation_failed',
+        'This service enrolls a voice only with its spoken consent: ask for a challenge (POST /api/v1/consents/challenges), read its statement and then its phrase in the voice being enrolled, and send that recording as spoken_consent with the challenge_id.',
+        { errors },
+      );
+    }
     const submission = { challengeId: challengeId!, recording: recording! };
     this.usableChallenge(await store.findChallenge(this.deps.db, submission.challengeId), principal);
     return submission;

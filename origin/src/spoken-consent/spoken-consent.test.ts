@@ -337,6 +337,7 @@ describe('the default, SPOKEN_CONSENT=required', () => {
     });
     const problem = expectProblem(enrollment, 422, 'validation_failed');
     expect(problem.errors?.map((error) => error.field)).toEqual(['body.spoken_consent', 'body.challenge_id']);
+    expect(problem.detail).toContain('POST /api/v1/consents/challenges');
     expect(await required.database.db.select().from(voices).where(eq(voices.ownerId, owner.userId))).toEqual([]);
   });
 
