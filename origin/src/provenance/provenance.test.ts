@@ -18,9 +18,6 @@ import {
 import type { AuditReceipt } from '@vip/shared-schema/client';
 import { authorizationAssertionOf, embedAuthorization, type PlatformSigner } from '@vip/shared-schema/client/provenance';
 import { signAsset } from '@vip/shared-schema/provenance/c2pa';
-import { testCertificateAuthority, testLeafCertificate } from '@vip/shared-schema/testing/provenance-ca';
-import { audioByteOffset, CREDENTIAL_FORMATS, editText, platformSigner } from '@vip/shared-schema/testing/provenance-files';
-import { testApprovalReceipt } from '@vip/shared-schema/testing/provenance-receipt';
 import { auditReceiptRoute } from '@vip/shared-schema/routes/origin/audit';
 import {
   registerSigningCertificateRoute,
@@ -29,6 +26,9 @@ import {
 } from '@vip/shared-schema/routes/origin/provenance';
 import { createLicenseRoute } from '@vip/shared-schema/routes/origin/registry/licenses';
 import { setSynthesisConsentRoute } from '@vip/shared-schema/routes/origin/registry/synthesis-consent';
+import { testCertificateAuthority, testLeafCertificate } from '@vip/shared-schema/testing/provenance-ca';
+import { audioByteOffset, CREDENTIAL_FORMATS, editText, platformSigner } from '@vip/shared-schema/testing/provenance-files';
+import { testApprovalReceipt } from '@vip/shared-schema/testing/provenance-receipt';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type CheckpointSigner, createCheckpointSigner } from '../audit/checkpoints.js';

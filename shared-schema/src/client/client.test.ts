@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { DEMO_NO_REGISTRY_RECORD_VARIANT_A } from '../gate.js';
+import { type RecordedAnswer, type RecordedRequest, type RecordedServer, startRecordedServer } from '../testing/recorded-server.mjs';
 import {
   authorizationTokenOf,
   ContractError,
@@ -11,7 +12,6 @@ import {
   ProblemError,
   screenThenCheck,
 } from './index.js';
-import { type RecordedAnswer, type RecordedRequest, type RecordedServer, startRecordedServer } from '../testing/recorded-server.mjs';
 
 /** Bodies shaped as the planes answer them (taken from a running service, ids replaced). */
 const VOICE_ID = '6f1c2a9e-2b0e-4c37-9a51-3f7c1f0d8a11';

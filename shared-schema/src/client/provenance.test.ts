@@ -3,9 +3,6 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { signAsset } from '../provenance/c2pa.js';
 import { readCredentials } from '../provenance/credentials.js';
-import { testCertificateAuthority, testLeafCertificate } from '../testing/provenance-ca.js';
-import { audioByteOffset, CREDENTIAL_FORMATS, editText } from '../testing/provenance-files.js';
-import { testApprovalReceipt } from '../testing/provenance-receipt.js';
 import {
   AUTHORIZATION_ASSERTION_LABEL,
   type AuthorizationAssertion,
@@ -13,6 +10,9 @@ import {
   type ProvenanceMimeType,
   TRAINED_ALGORITHMIC_MEDIA,
 } from '../provenance.js';
+import { testCertificateAuthority, testLeafCertificate } from '../testing/provenance-ca.js';
+import { audioByteOffset, CREDENTIAL_FORMATS, editText } from '../testing/provenance-files.js';
+import { testApprovalReceipt } from '../testing/provenance-receipt.js';
 import { TlogFormatError } from '../tlog.js';
 import { authorizationAssertionOf, embedAuthorization, verifyFile } from './provenance.js';
 

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { embedAuthorization } from '../client/provenance.js';
+import { testCertificateAuthority, testLeafCertificate } from '../testing/provenance-ca.js';
+import { CREDENTIAL_FORMATS, editText } from '../testing/provenance-files.js';
+import { testApprovalReceipt } from '../testing/provenance-receipt.js';
 import { readManifestStore } from './c2pa.js';
 import { readCredentials } from './credentials.js';
 import { manifestStoreSize } from './jumbf.js';
 import { certificateFingerprint, signerCertificate } from './signer.js';
-import { testCertificateAuthority, testLeafCertificate } from '../testing/provenance-ca.js';
-import { CREDENTIAL_FORMATS, editText } from '../testing/provenance-files.js';
-import { testApprovalReceipt } from '../testing/provenance-receipt.js';
 
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../../../fixtures/audio/${name}`, import.meta.url)));
 const ca = testCertificateAuthority('Leaf Test CA', 'Leaf Test');
