@@ -2,7 +2,7 @@ import { pathOf } from '@vip/shared-schema';
 import { compareVoicesRoute } from '@vip/shared-schema/routes/origin/detection';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { atStartOfRateWindow, bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { platformKey } from '../testing/platforms.js';
 import { expectProblem } from '../testing/problem.js';
 import { audioForm, silentWav, speakerRecordings, startTestEngine } from '../testing/voiceprint.js';
@@ -51,6 +51,7 @@ describe('POST /api/v1/detection/compare: the limit per credential', () => {
     const other = { 'x-api-key': (await platformKey(origin, 'Compare')).apiKey };
     const owner = bearer((await loggedIn(origin)).accessToken);
 
+    atStartOfRateWindow(origin);
     for (let call = 1; call <= COMPARE_PER_MINUTE; call++) {
       const admitted = await compare(platform);
       expect(admitted.statusCode, admitted.body).toBe(200);

@@ -21,7 +21,7 @@ import { deleteVoiceRoute } from '@vip/shared-schema/routes/origin/voices';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditPending, domainEvents, edgeOutbox, licenses, webhookDeliveries } from '../db/schema.js';
-import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { atStartOfRateWindow, bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { platformKey } from '../testing/platforms.js';
 import { expectProblem } from '../testing/problem.js';
 import { insertTestVoice } from '../testing/voices.js';
@@ -354,6 +354,7 @@ describe('licence requests: errors, authorization and limits', () => {
   it('limits requests per key: past the limit 429 with Retry-After', async () => {
     const owner = await loggedIn(origin);
     const platform = await platformKey(origin, 'Requester');
+    atStartOfRateWindow(origin);
     for (let call = 0; call < REQUESTS_PER_MINUTE; call++) {
       const voiceId = await insertTestVoice(origin.database.db, owner.userId, { consentStatus: 'active' });
       await pendingRequest(platform, voiceId);

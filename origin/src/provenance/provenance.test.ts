@@ -37,7 +37,7 @@ import { generateSigningJwk } from '../auth/access-tokens.js';
 import { auditPending, domainEvents } from '../db/schema.js';
 import { gateRecord } from '../testing/audit-records.js';
 import { pcm16Wav } from '../testing/fixtures.js';
-import { bearer, loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { atStartOfRateWindow, bearer, loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
 import { audioFixture } from '../testing/provenance-files.js';
 import { audioForm, EMBEDDING_LIKE, speakerRecordings, startTestEngine } from '../testing/voiceprint.js';
@@ -436,6 +436,7 @@ describe('POST /api/v1/provenance/verify: bad input is refused and nothing is st
 
   it('limits anonymous callers per IP, before reading the upload', async () => {
     const anonymous = () => origin.app.inject({ method: 'POST', url: pathOf(verifyProvenanceRoute), payload: {} });
+    atStartOfRateWindow(origin);
     for (let call = 0; call < limits.provenanceVerifyAnonymousPerMinute; call++) expect((await anonymous()).statusCode).toBe(415);
     const limited = await anonymous();
     expectProblem(limited, 429, 'rate_limited');

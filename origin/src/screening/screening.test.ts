@@ -5,7 +5,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { auditPending, domainEvents, licenses } from '../db/schema.js';
-import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { atStartOfRateWindow, bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { platformKey } from '../testing/platforms.js';
 import { expectProblem } from '../testing/problem.js';
 import { audioForm, EMBEDDING_LIKE, hasCalibratedModel, silentWav, speakerRecordings, startTestEngine } from '../testing/voiceprint.js';
@@ -251,6 +251,7 @@ describe('POST /api/v1/protect/screen: errors and authorization', () => {
     const platform = await platformKey(origin, 'Screen');
     const other = await platformKey(origin, 'Screen');
     const tiny = silentWav(1);
+    atStartOfRateWindow(origin);
     // Refused forms count too: the limit is on calls, before anything is read.
     for (let call = 0; call < SCREENING_PER_MINUTE; call++) {
       expect((await screen(asKey(platform.apiKey), { audio: tiny }, { platform_name: platform.name })).statusCode).not.toBe(429);

@@ -103,6 +103,16 @@ export async function startTestOrigin(
   };
 }
 
+/**
+ * Moves the origin's clock to the start of a rate-limit window (fixed one-minute windows,
+ * http/rate-limit.ts), so a test that counts calls up to a limit is not cut by a window ending
+ * half-way through, however slow the machine.
+ */
+export function atStartOfRateWindow(origin: Pick<TestOrigin, 'runtime'>): void {
+  const now = origin.runtime.clock.now().getTime();
+  origin.runtime.advance(60_000 - (now % 60_000) + 1);
+}
+
 let emailCounter = 0;
 export const uniqueEmail = (label = 'user') => `${label}-${Date.now().toString(36)}-${++emailCounter}@example.com`;
 export const PASSWORD = 'correct horse battery staple';
