@@ -15,6 +15,7 @@ import { randomBytesFor, recordedConsent, recordedConsentEnrollment } from '../t
 import { engine, enroll, grantBiometricConsent, inject, origin } from '../testing/voice-routes.js';
 import { audioForm, silentWav, speakerRecordings } from '../testing/voiceprint.js';
 import { insertEnrolledVoice } from '../testing/voices.js';
+import calibration from './calibration.json' with { type: 'json' };
 import { PHRASE_WORDS } from './consent-words.js';
 
 type Owner = Awaited<ReturnType<typeof loggedIn>>;
@@ -104,7 +105,7 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
       phrase_wrong_words: 0,
       recording_sha256: createHash('sha256').update(recording).digest('hex'),
     });
-    expect(consent?.spokenEvidence?.statement_score).toBeGreaterThanOrEqual(0.39);
+    expect(consent?.spokenEvidence?.statement_score).toBeGreaterThanOrEqual(calibration.statement.min_score);
     expect(consent?.spokenEvidence?.speaker_similarity).toBeGreaterThanOrEqual(consent!.spokenEvidence!.speaker_threshold);
     const [challengeRow] = await origin.database.db.select().from(consentChallenges).where(eq(consentChallenges.id, issued.challenge_id));
     expect(challengeRow?.usedAt).not.toBeNull();
