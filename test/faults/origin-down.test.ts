@@ -29,10 +29,13 @@ describe('the origin goes down: the edge keeps deciding and loses no audit recor
     ({ service, registry } = await startFaultRegistry('origin-down'));
     approvedId = await approvedVoice(registry, 'Origin Down Approved');
     withdrawnId = await enrollVoice(registry, 'Origin Down Withdrawn');
+    // A new voice's consent is unknown, which the gate also answers no_consent: wait for each change
+    // to reach the edge, so the withdrawal is not still in the origin's outbox when the origin dies.
+    const reason = async () => (await json(await gateCheck(registry, withdrawnId))).reason;
     expect((await setSynthesisConsent(registry, withdrawnId, 'active')).status).toBe(200);
+    await eventually(async () => (await reason()) === 'no_license', 10_000);
     expect((await setSynthesisConsent(registry, withdrawnId, 'withdrawn')).status).toBe(200);
-    const settled = async () => (await json(await gateCheck(registry, withdrawnId))).reason === 'no_consent';
-    await eventually(settled, 10_000);
+    await eventually(async () => (await reason()) === 'no_consent', 10_000);
   }, 120_000);
 
   afterAll(async () => {

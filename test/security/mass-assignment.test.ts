@@ -107,7 +107,7 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
       headers: () => s.admin.auth,
       body: () => ({}),
     },
-    grantBiometricConsent: {
+    grantConsent: {
       url: () => `${s.origin}/api/v1/consents`,
       headers: () => owner.auth,
       body: () => ({ type: 'biometric', statement_version: '2026-01', accepted: true }),

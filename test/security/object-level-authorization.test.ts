@@ -172,7 +172,7 @@ describe('object-level authorization: another owner, another platform', () => {
         'not_found',
       );
     },
-    grantBiometricConsent: async () => {
+    grantConsent: async () => {
       // A consent is the caller's own: B cannot enroll with A's consent (nor A with B's).
       const consentOfA = await s.consent(ownerA);
       const form = await s.enrollForm('Stolen consent', consentOfA, SPEAKERS.b.slice(0, 1));
