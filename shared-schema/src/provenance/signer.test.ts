@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { embedAuthorization } from '../client/provenance.js';
@@ -14,6 +15,17 @@ const ca = testCertificateAuthority('Leaf Test CA', 'Leaf Test');
 const leaf = testLeafCertificate({ commonName: 'Leaf Test signer', organization: 'Leaf Test', issuer: ca });
 const activeLabel = async (signed: Uint8Array, mime: string) =>
   ((await readManifestStore(signed, mime)) as { active_manifest: string }).active_manifest;
+
+describe('the test certificate authority', () => {
+  it('writes serial numbers as DER wants them, whatever random bytes they start with', () => {
+    // 00 then a byte below 0x80: kept as drawn, OpenSSL refused the certificate ("illegal padding").
+    for (const serial of [Uint8Array.of(0, 0x12, 0x34), Uint8Array.of(0, 0, 0x9a), Uint8Array.of(0x9a, 1)]) {
+      const issued = testLeafCertificate({ commonName: 'Serial Test signer', issuer: ca, serial });
+      const minimal = Buffer.from(serial.subarray(serial.findIndex((byte) => byte !== 0)));
+      expect(new X509Certificate(issued.pem).serialNumber).toBe(minimal.toString('hex').toUpperCase());
+    }
+  });
+});
 
 describe('the signer certificate of a manifest (c2pa.signature, COSE x5chain)', { timeout: 60_000 }, () => {
   it.each(CREDENTIAL_FORMATS)('reads the leaf that signed a $name file, and a registered leaf makes it trusted', async ({ file, mime }) => {

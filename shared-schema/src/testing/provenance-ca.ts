@@ -27,7 +27,17 @@ const boolean = (value: boolean) => der(0x01, Uint8Array.of(value ? 0xff : 0));
 const explicit = (tagNumber: number, inner: Uint8Array) => der(0xa0 | tagNumber, inner);
 /** RFC 5280 4.1.2.5: UTCTime for dates through 2049. */
 const utcTime = (date: Date) => der(0x17, Buffer.from(`${date.toISOString().slice(2, 19).replaceAll(/[-:T]/g, '')}Z`));
-const positiveInteger = (bytes: Uint8Array) => der(0x02, bytes[0]! & 0x80 ? Buffer.concat([Uint8Array.of(0), bytes]) : bytes);
+/**
+ * DER wants the shortest form: leading zero bytes dropped, then one zero byte back where the high bit
+ * would read as a sign. A random serial starting 00 0x–7x was otherwise refused by OpenSSL ("illegal
+ * padding"), once in about 512 certificates.
+ */
+function positiveInteger(bytes: Uint8Array): Uint8Array {
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start++;
+  const minimal = bytes.subarray(start);
+  return der(0x02, minimal[0]! & 0x80 ? Buffer.concat([Uint8Array.of(0), minimal]) : minimal);
+}
 
 function oid(dotted: string): Uint8Array {
   const [first, second, ...rest] = dotted.split('.').map(Number) as [number, number, ...number[]];
@@ -73,6 +83,8 @@ export interface TestCertificateOptions {
   notAfter?: Date;
   /** A leaf's extended key usages; emailProtection, which c2pa-rs accepts, when absent. */
   extendedKeyUsage?: readonly string[];
+  /** The serial number's bytes; 16 random ones when absent. */
+  serial?: Uint8Array;
 }
 
 export const toPem = (certificate: Uint8Array) =>
@@ -105,7 +117,7 @@ function issue(options: TestCertificateOptions & { ca: boolean }): TestCertifica
       ];
   const tbs = sequence(
     explicit(0, der(0x02, Uint8Array.of(2))),
-    positiveInteger(randomBytes(16)),
+    positiveInteger(options.serial ?? randomBytes(16)),
     signatureAlgorithm,
     issuerName,
     sequence(utcTime(notBefore), utcTime(notAfter)),
