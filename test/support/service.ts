@@ -3,6 +3,7 @@ import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CORPUS_SPEAKERS_SPOKEN_CONSENT } from '../../origin/src/testing/origin.js';
 import { freePort } from '../../scripts/free-port.js';
 import { type PlaneLaunch, preparePlanes, waitUntilServing } from '../../scripts/start.js';
 
@@ -10,10 +11,11 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
  * The suites enroll corpus speakers, who never read a consent statement and a challenge phrase: the
- * planes they start check a spoken consent when one is sent. A test of the default, `required`,
+ * planes they start check a spoken consent when one is sent, as the in-process origins of
+ * origin/src/testing/ do. A test of the default, `required`,
  * passes SPOKEN_CONSENT itself (test/e2e/demo-seed.test.ts).
  */
-const CORPUS_SPEAKERS_ENV = { SPOKEN_CONSENT: 'when_given' };
+const CORPUS_SPEAKERS_ENV = { SPOKEN_CONSENT: CORPUS_SPEAKERS_SPOKEN_CONSENT.mode };
 
 /** The environment the planes of a test start with: this process's, the suites' setting, the test's own. */
 const planeEnv = (env: Record<string, string> = {}) => ({ ...process.env, ...CORPUS_SPEAKERS_ENV, ...env });

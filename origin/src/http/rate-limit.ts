@@ -10,7 +10,8 @@ export interface RateLimit {
   callsPerMinute: number;
 }
 
-const WINDOW_MS = 60_000;
+/** Each limit counts calls in fixed windows of this length, aligned to the clock's whole minutes. */
+export const RATE_WINDOW_MS = 60_000;
 
 /**
  * Counts a credential's calls in fixed one-minute windows held in the database, so the limit holds
@@ -26,7 +27,7 @@ export class RateLimiter {
 
   async take(limit: RateLimit, credential: string): Promise<Record<string, string>> {
     const now = this.clock.now().getTime();
-    const windowStart = new Date(now - (now % WINDOW_MS));
+    const windowStart = new Date(now - (now % RATE_WINDOW_MS));
     const subject = `${limit.name}:${credential}`;
     const calls = await this.db.transaction(async (tx) => {
       await tx.delete(rateLimitWindows).where(and(eq(rateLimitWindows.subject, subject), lt(rateLimitWindows.windowStart, windowStart)));
@@ -40,12 +41,12 @@ export class RateLimiter {
         .returning({ calls: rateLimitWindows.calls });
       return row!.calls;
     });
-    const resetSeconds = Math.max(1, Math.ceil((windowStart.getTime() + WINDOW_MS - now) / 1000));
+    const resetSeconds = Math.max(1, Math.ceil((windowStart.getTime() + RATE_WINDOW_MS - now) / 1000));
     const state: RateLimitState = {
       limit: limit.callsPerMinute,
       remaining: Math.max(0, limit.callsPerMinute - calls),
       resetSeconds,
-      windowSeconds: WINDOW_MS / 1000,
+      windowSeconds: RATE_WINDOW_MS / 1000,
     };
     const headers = rateLimitHeaders(state);
     if (calls > limit.callsPerMinute) {

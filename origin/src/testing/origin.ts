@@ -7,6 +7,7 @@ import { type AccessTokens, createAccessTokens, generateSigningJwk, type Signing
 import { type PasswordHasher, scryptHasher } from '../auth/passwords.js';
 import { defaultSpokenConsentSettings, type SpokenConsentSettings } from '../config.js';
 import type { DatabaseHandle } from '../db/client.js';
+import { RATE_WINDOW_MS } from '../http/rate-limit.js';
 import type { BackgroundJobSettings } from '../jobs/background-jobs.js';
 import { WakeSignal } from '../jobs/wake-signal.js';
 import type { Runtime } from '../runtime.js';
@@ -104,13 +105,13 @@ export async function startTestOrigin(
 }
 
 /**
- * Moves the origin's clock to the start of a rate-limit window (fixed one-minute windows,
+ * Moves the origin's clock to the start of a rate-limit window (fixed windows of RATE_WINDOW_MS,
  * http/rate-limit.ts), so a test that counts calls up to a limit is not cut by a window ending
  * half-way through, however slow the machine.
  */
 export function atStartOfRateWindow(origin: Pick<TestOrigin, 'runtime'>): void {
   const now = origin.runtime.clock.now().getTime();
-  origin.runtime.advance(60_000 - (now % 60_000) + 1);
+  origin.runtime.advance(RATE_WINDOW_MS - (now % RATE_WINDOW_MS) + 1);
 }
 
 let emailCounter = 0;
