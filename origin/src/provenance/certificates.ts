@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { type KeyObject, X509Certificate } from 'node:crypto';
 import { limits, ProblemError, type SigningCertificate } from '@vip/shared-schema';
 import { certificateFingerprint } from '@vip/shared-schema/provenance/signer';
 import type { Caller } from '../auth/index.js';
@@ -10,6 +10,14 @@ import * as store from './store.js';
 
 /** The extended key usage c2pa-rs accepts of a signer without further configuration (shared/TOOLCHAIN.md). */
 const EMAIL_PROTECTION = '1.3.6.1.5.5.7.3.4';
+
+/**
+ * The keys a certificate may carry: RSA of at least 2048 bits, ECDSA on P-256, P-384 or P-521, and
+ * Ed25519 — what C2PA signs with (ES256/384/512, PS256/384/512, Ed25519), at today's strength.
+ */
+const MIN_RSA_MODULUS_BITS = 2048;
+/** P-256, P-384 and P-521, by the names OpenSSL (and so Node's KeyObject) gives them. */
+const ACCEPTED_CURVES = new Set(['prime256v1', 'secp384r1', 'secp521r1']);
 
 const PEM_BLOCK = /^-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----\r?\n?$/;
 
@@ -32,7 +40,12 @@ export class SigningCertificateService {
     const platformId = await this.platformId(platformName);
     const certificate = parseCertificate(body.certificate_pem);
     const now = runtime.clock.now();
+    const notBefore = new Date(certificate.validFrom);
     if (new Date(certificate.validTo) <= now) throw fieldProblem('certificate_pem', 'the certificate has expired');
+    // c2pa-rs would refuse every file signed under it until then; register it once it is valid.
+    if (notBefore > now) throw fieldProblem('certificate_pem', `the certificate is not valid before ${notBefore.toISOString()}`);
+    const weakness = keyWeakness(certificate.publicKey);
+    if (weakness) throw fieldProblem('certificate_pem', weakness);
     // A leaf is trusted by its fingerprint (shared-schema/src/provenance/signer.ts), and only if c2pa-rs accepts it as a signer.
     if (!certificate.ca && !certificate.keyUsage?.includes(EMAIL_PROTECTION)) {
       throw fieldProblem(
@@ -40,7 +53,25 @@ export class SigningCertificateService {
         'a signing (leaf) certificate needs extendedKeyUsage emailProtection, which C2PA verifiers accept',
       );
     }
+    const fingerprint = fingerprintOf(certificate);
     const inserted = await db.transaction(async (tx) => {
+      await store.lockRegistrations(tx);
+      // One platform per certificate, revoked or not: a file signed under it then names one platform,
+      // and a revocation by that platform cannot be outlived by another's registration.
+      const others = await store.certificatesOfOtherPlatforms(tx, platformId);
+      if (others.some((other) => other.fingerprint === fingerprint)) {
+        throw new ProblemError(
+          'conflict',
+          'This certificate is registered to another platform: a CA or signing certificate belongs to one platform only. Register a CA of your own.',
+        );
+      }
+      // Nor a certificate that issued, or was issued by, another platform's: its files would chain to both.
+      if (others.some((other) => issuedOneAnother(certificate, new X509Certificate(other.pem)))) {
+        throw new ProblemError(
+          'conflict',
+          "This certificate issued, or was issued by, a certificate registered to another platform: files signed under it would verify as that platform's too. Register a CA of your own.",
+        );
+      }
       if ((await store.countCertificatesOfPlatform(tx, platformId)) >= limits.signingCertificatesPerPlatform) {
         throw new ProblemError('conflict', `A platform holds at most ${limits.signingCertificatesPerPlatform} signing certificates.`);
       }
@@ -48,11 +79,11 @@ export class SigningCertificateService {
         id: runtime.newId(),
         platformId,
         pem: certificate.toString(),
-        fingerprint: fingerprintOf(certificate),
+        fingerprint,
         subject: certificate.subject,
         issuer: certificate.issuer,
         isCa: certificate.ca,
-        notBefore: new Date(certificate.validFrom),
+        notBefore,
         notAfter: new Date(certificate.validTo),
         createdAt: now,
       });
@@ -111,6 +142,31 @@ function parseCertificate(pem: string): X509Certificate {
     return new X509Certificate(pem);
   } catch {
     throw fieldProblem('certificate_pem', 'not an X.509 certificate');
+  }
+}
+
+/** Whether one of the two certificates signed the other (one level: registration sees no intermediates). */
+function issuedOneAnother(a: X509Certificate, b: X509Certificate): boolean {
+  return (a.checkIssued(b) && a.verify(b.publicKey)) || (b.checkIssued(a) && b.verify(a.publicKey));
+}
+
+/** Why the certificate's key is too weak (or of a kind C2PA does not sign with), or null when it is accepted. */
+function keyWeakness(key: KeyObject): string | null {
+  const details = key.asymmetricKeyDetails ?? {};
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+    case 'rsa-pss':
+      return (details.modulusLength ?? 0) >= MIN_RSA_MODULUS_BITS
+        ? null
+        : `the certificate's RSA key has ${details.modulusLength} bits; at least ${MIN_RSA_MODULUS_BITS} are required`;
+    case 'ec':
+      return details.namedCurve && ACCEPTED_CURVES.has(details.namedCurve)
+        ? null
+        : `the certificate's EC key is on ${details.namedCurve ?? 'an unnamed curve'}; P-256, P-384 or P-521 is required`;
+    case 'ed25519':
+      return null;
+    default:
+      return `the certificate's ${key.asymmetricKeyType ?? 'unknown'} key is not one C2PA signs with: use RSA (2048 bits or more), ECDSA P-256, P-384 or P-521, or Ed25519`;
   }
 }
 

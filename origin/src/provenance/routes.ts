@@ -1,7 +1,12 @@
 import {
+  depositManifestRoute,
   listSigningCertificatesRoute,
+  manifestRoute,
   registerSigningCertificateRoute,
   revokeSigningCertificateRoute,
+  softBindingAlgorithmsRoute,
+  softBindingByBindingRoute,
+  softBindingByContentRoute,
   verifyProvenanceRoute,
 } from '@vip/shared-schema/routes/origin/provenance';
 import type { FastifyRequest } from 'fastify';
@@ -10,6 +15,7 @@ import { readMultipartForm } from '../http/multipart-form.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
 import type { SigningCertificateService } from './certificates.js';
 import type { ProvenanceService, VerifyCaller } from './service.js';
+import type { SoftBindingService } from './soft-binding.js';
 
 const verifyCallerOf = (request: FastifyRequest): VerifyCaller =>
   request.platformName !== undefined || request.principal !== undefined ? callerOf(request) : { kind: 'anonymous', ip: request.ip };
@@ -39,5 +45,45 @@ export function registerSigningCertificateRoutes({ app, registry, guards }: Rout
   addRoute(app, registry, revokeSigningCertificateRoute, {
     guards: [guards.platformOrUser],
     handler: ({ params }, request) => certificates.revoke(callerOf(request), params.certificate_id),
+  });
+}
+
+/** The soft-binding API's uploads (lookup by content, a manifest's deposit): inside the multipart scope. */
+export function registerSoftBindingUploadRoutes({ app, registry, guards }: RouteKit, softBinding: SoftBindingService): void {
+  addRoute(app, registry, softBindingByContentRoute, {
+    guards: [guards.platformUserOrAnonymous],
+    handler: async ({ query }, request) => {
+      const caller = verifyCallerOf(request);
+      await softBinding.admit(caller);
+      const form = await readMultipartForm(request, { files: { audio: { maxCount: 1 } }, fields: [] });
+      return softBinding.byContent(caller, form, query);
+    },
+  });
+  addRoute(app, registry, depositManifestRoute, {
+    guards: [guards.platformKey],
+    handler: async (_input, request) => {
+      const form = await readMultipartForm(request, { files: { manifest: { maxCount: 1 } }, fields: ['watermark_id'] });
+      return softBinding.deposit(callerOf(request), form);
+    },
+  });
+}
+
+/** The C2PA soft-binding resolution API's reads (docs/CONTRACT.md#the-soft-binding-resolution-api). */
+export function registerSoftBindingRoutes({ app, registry, guards }: RouteKit, softBinding: SoftBindingService): void {
+  addRoute(app, registry, softBindingByBindingRoute, {
+    guards: [guards.platformUserOrAnonymous],
+    handler: async ({ query }, request) => {
+      const caller = verifyCallerOf(request);
+      await softBinding.admit(caller);
+      return softBinding.byBinding(caller, query);
+    },
+  });
+  addRoute(app, registry, softBindingAlgorithmsRoute, { handler: () => softBinding.supportedAlgorithms() });
+  addRoute(app, registry, manifestRoute, {
+    guards: [guards.platformUserOrAnonymous],
+    handler: async ({ params }, request) => {
+      await softBinding.admit(verifyCallerOf(request));
+      return softBinding.manifest(params.manifestId);
+    },
   });
 }

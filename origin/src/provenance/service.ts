@@ -3,22 +3,25 @@ import {
   type AuthorizationAssertion,
   buildAuditRecord,
   limits,
+  PROVENANCE_VERDICTS,
   ProblemError,
   type ProvenanceVerdict,
   type ProvenanceVerification,
-  sha256Hex,
+  type ProvenanceWatermark,
 } from '@vip/shared-schema';
-import { type FileCredentials, readCredentials } from '@vip/shared-schema/provenance/credentials';
+import { isCredentialContainer, MIME_OF_CREDENTIAL_CONTAINER } from '@vip/shared-schema/provenance/container-scan';
+import type { FileCredentials } from '@vip/shared-schema/provenance/credentials';
 import {
   authorizationReport,
   checkAssertionReceipt,
+  checked,
   credentialsReport,
   isApproval,
+  noneChecked,
   settleCredentials,
 } from '@vip/shared-schema/provenance/judgement';
-import { manifestStoreSize } from '@vip/shared-schema/provenance/jumbf';
+import { WATERMARK_ALGORITHM, type WatermarkDetection } from '@vip/shared-schema/watermark/index';
 import { queueAuditRecords, redemptionLogged, type TransparencyLog } from '../audit/index.js';
-import type { Caller } from '../auth/index.js';
 import type { Database } from '../db/client.js';
 import { recordEvent } from '../events/index.js';
 import type { MultipartForm } from '../http/multipart-form.js';
@@ -28,6 +31,8 @@ import type { Runtime } from '../runtime.js';
 import { protectedVoicesLike } from '../screening/index.js';
 import { type EmbedFileResult, sniffContainer, type VoiceprintEngine } from '../voiceprint/index.js';
 import { findEmbeddingOfVoice, voiceStanding } from '../voices/index.js';
+import { admitPublicCaller, auditedPublicCaller, type PublicCaller } from './callers.js';
+import { type ResolvedMark, resolveMark } from './marks.js';
 import * as store from './store.js';
 
 export interface ProvenanceServiceDeps {
@@ -40,14 +45,36 @@ export interface ProvenanceServiceDeps {
 }
 
 /** Who asks: a platform key or an account, or nobody (a client IP). */
-export type VerifyCaller = Caller | { kind: 'anonymous'; ip: string };
-
-/** The containers Content Credentials are read from, by the MIME type c2pa-rs reads them as. */
-const MIME_OF_CONTAINER: Partial<Record<string, string>> = { wav: 'audio/wav', mp3: 'audio/mpeg', m4a: 'audio/mp4' };
-
-const malformed = (detail: string) => new ProblemError('malformed_manifest', detail);
+export type VerifyCaller = PublicCaller;
 
 type Verification = Omit<ProvenanceVerification, 'check_id'>;
+
+/** The watermark read from a file, and every registration of its id (none when never issued). */
+interface ReadMark {
+  detection: Pick<WatermarkDetection, 'found' | 'id' | 'windowsRead'>;
+  marks: ResolvedMark[];
+}
+
+/** What named the file's authorization: its own assertion, or (the file carrying none) the mark it resolved to. */
+function namedBy({ authorization }: Verification): 'credentials' | 'watermark' | 'none' {
+  if (authorization.present) return 'credentials';
+  return authorization.voice_id !== null ? 'watermark' : 'none';
+}
+
+/** The verdicts that tell a voice owner nothing went wrong (no provenance.verification_failed). */
+const GRANTED_VERDICTS: readonly ProvenanceVerdict[] = ['authorized', 'watermark_authorized'];
+
+function watermarkReport({ detection }: ReadMark, resolved: ResolvedMark | undefined): ProvenanceWatermark {
+  const report: ProvenanceWatermark = { found: detection.found, alg: WATERMARK_ALGORITHM, windows_read: detection.windowsRead };
+  if (!detection.found || !detection.id) return report;
+  return {
+    ...report,
+    id: detection.id,
+    issued: resolved !== undefined,
+    ...(resolved && { redemption_check_id: resolved.redemptionCheckId }),
+    ...(resolved?.approval && { check_id: resolved.approval.check_id }),
+  };
+}
 
 /**
  * Judges one audio file (docs/CONTRACT.md#content-credentials): its Content Credentials (c2pa-rs,
@@ -59,12 +86,11 @@ export class ProvenanceService {
   constructor(private readonly deps: ProvenanceServiceDeps) {}
 
   /** The limit, before the upload is read: per client IP without credentials, per key or account with. */
-  async admit(caller: VerifyCaller): Promise<void> {
-    const [credential, callsPerMinute] =
-      caller.kind === 'anonymous'
-        ? [`ip:${caller.ip}`, limits.provenanceVerifyAnonymousPerMinute]
-        : [caller.kind === 'platform' ? `key:${caller.keyId}` : `user:${caller.userId}`, limits.provenanceVerifyPerCredentialPerMinute];
-    await this.deps.limiter.take({ name: 'provenance-verify', callsPerMinute }, credential);
+  admit(caller: VerifyCaller): Promise<void> {
+    return admitPublicCaller(this.deps.limiter, 'provenance-verify', caller, {
+      anonymous: limits.provenanceVerifyAnonymousPerMinute,
+      perCredential: limits.provenanceVerifyPerCredentialPerMinute,
+    });
   }
 
   async verify(caller: VerifyCaller, form: MultipartForm): Promise<ProvenanceVerification> {
@@ -75,37 +101,36 @@ export class ProvenanceService {
         errors: [{ field: 'body.audio', message: 'an audio file is required' }],
       });
     }
+    // Every format enrollment takes: Content Credentials are read from those that carry them, the
+    // watermark from the decoded audio of any; the decoder refuses what is not audio.
     const container = sniffContainer(audio.bytes);
-    const mime = container ? MIME_OF_CONTAINER[container] : undefined;
-    if (!mime) throw new ProblemError('unsupported_format', 'Content Credentials are read from WAV, MP3 or M4A files.');
+    const mime = container && isCredentialContainer(container) ? MIME_OF_CREDENTIAL_CONTAINER[container] : null;
     if (!engine) throw new ProblemError('unavailable', 'This process has no voiceprint engine.');
-    const storeSize = manifestStoreSize(audio.bytes);
-    if (storeSize !== null && storeSize > limits.manifestStoreMaxBytes) {
-      throw new ProblemError('payload_too_large', `The file's manifest store is larger than ${limits.manifestStoreMaxBytes} bytes.`);
-    }
 
+    // In a pool thread, under its deadline: the structural scan refuses a hostile file (boxes, depth,
+    // the store's size, its assertions) before c2pa-rs parses it (docs/OPERATIONS.md#bounded-parsing).
     const anchors = await store.liveCertificates(this.deps.db);
-    const credentials = await readOrRefuse(audio.bytes, mime, anchors.map((anchor) => anchor.pem).join(''));
-    if (credentials && credentials.assertion_count > limits.manifestMaxAssertions) {
-      throw malformed(
-        `The file's manifests hold ${credentials.assertion_count} assertions; at most ${limits.manifestMaxAssertions} are read.`,
-      );
-    }
-    // The voice is judged on every file: it fails with the audio problems (no speech, too short) before anything is recorded.
-    const sample = await engine.embedFile(audio.bytes);
-    const verification = await this.judge(engine, audio.bytes, mime, credentials, anchors, sample);
+    const readCredentials = (pems: string) => (mime ? engine.readCredentials(audio.bytes, mime, pems) : Promise.resolve(null));
+    const credentials = await readCredentials(anchors.map((anchor) => anchor.pem).join(''));
+    // The voice is judged on every file: it fails with the audio problems (no speech, too short)
+    // before anything is recorded. The watermark is read in the same pool job, from the same decoding.
+    const sample = await engine.embedFile(audio.bytes, { readWatermark: true });
+    const detection = sample.watermark ?? { found: false, windowsRead: 0 };
+    const marks = detection.found && detection.id ? await resolveMark(this.deps.db, this.deps.tlog, detection.id) : [];
+    const verification = await this.judge(engine, readCredentials, credentials, anchors, sample, { detection, marks });
     return this.record(caller, verification);
   }
 
   private async judge(
     engine: VoiceprintEngine,
-    bytes: Uint8Array,
-    mime: string,
+    readCredentials: (pems: string) => Promise<FileCredentials | null>,
     credentials: FileCredentials | null,
     anchors: { pem: string; platformName: string }[],
     sample: EmbedFileResult,
+    mark: ReadMark,
   ): Promise<Verification> {
-    const result: Verification = {
+    const settled = settleCredentials(credentials);
+    const base = (resolved?: ResolvedMark): Verification => ({
       verdict: 'no_credentials',
       credentials: credentialsReport(credentials),
       authorization: authorizationReport(credentials),
@@ -117,57 +142,148 @@ export class ProvenanceService {
         is_same_speaker: null,
         protected_matches: [],
       },
-    };
-    const verdict = (value: ProvenanceVerdict) => ({ ...result, verdict: value });
+      watermark: watermarkReport(mark, resolved),
+      not_checked: noneChecked(),
+    });
 
-    const settled = settleCredentials(credentials);
-    if (settled.verdict === 'no_credentials' || settled.verdict === 'no_authorization') {
+    // Credentials that carry no authorization leave the file to its mark, when it has one that resolves.
+    const withoutAuthorization = settled.verdict === 'no_credentials' || settled.verdict === 'no_authorization' ? settled.verdict : null;
+    if (withoutAuthorization && mark.marks.length > 0) return this.judgeMarkOnly(engine, sample, mark.marks, base);
+    const result = base(mark.marks[0]);
+    const verdict = (value: ProvenanceVerdict) => ({ ...result, verdict: value });
+    if (withoutAuthorization) {
       const matches = await this.deps.db.transaction((tx) => protectedVoicesLike(tx, engine, sample));
       result.voice.protected_matches = matches.map((match) => ({ voice_id: match.voice.voiceId, confidence: match.confidence }));
-      if (matches.length > 0) return verdict(`${settled.verdict}_protected_voice`);
+      checked(result, 'protected_voices');
+      if (mark.detection.found) return verdict('watermark_not_issued');
+      if (matches.length > 0) return verdict(`${withoutAuthorization}_protected_voice`);
     }
     if (settled.verdict) return verdict(settled.verdict);
     const { assertion } = settled;
 
+    // A file judged by both: its mark must be one issued for the decision its credentials name.
+    if (mark.detection.found) {
+      const same = mark.marks.find((resolved) => resolved.approval?.check_id === assertion.check_id);
+      if (!same) return verdict('credentials_watermark_mismatch');
+      result.watermark = watermarkReport(mark, same);
+    }
+
     const receipt = await this.checkReceipt(assertion);
+    checked(result, 'receipt');
     result.authorization.problems = receipt.problems;
     result.authorization.receipt_verified = receipt.entry !== null;
     if (!receipt.entry) return verdict('receipt_invalid');
+    checked(result, 'approval');
     result.authorization.approved = isApproval(receipt.entry);
     if (!result.authorization.approved) return verdict('not_approved');
 
-    if (settled.state !== 'trusted') return verdict('signer_not_registered');
-    const platformAnchors = anchors.filter((anchor) => anchor.platformName === assertion.platform_name);
-    const signedByPlatform =
-      platformAnchors.length === anchors.length ||
-      (platformAnchors.length > 0 &&
-        (await readOrRefuse(bytes, mime, platformAnchors.map((anchor) => anchor.pem).join('')))?.state === 'trusted');
-    if (!signedByPlatform) return verdict('signer_not_the_platform');
+    checked(result, 'signer_platform');
+    const signerVerdict = await this.judgeSigner(readCredentials, settled.state, anchors, assertion.platform_name);
+    // A file its platform did not sign learns nothing of the voice (no similarity to probe with) or of today's standing.
+    if (signerVerdict) return verdict(signerVerdict);
     if (result.credentials.signer) result.credentials.signer.registered_platform = assertion.platform_name;
 
+    // Signed by the platform the log names: the voice, consent, licence and redemption are all
+    // checked and reported (a file of another voice still tells whether the token was redeemed);
+    // the verdict is the first that fails in the contract's order.
+    const tokenJti = receipt.entry.token_jti;
+    const redeemed = async () => tokenJti !== null && (await redemptionLogged(this.deps.db, assertion.voice_id, tokenJti));
+    return verdict(await this.judgeVoiceAndStanding(engine, sample, result, assertion, redeemed, 'authorized'));
+  }
+
+  /** Whether the file was signed under a certificate the named platform registered: null when it was. */
+  private async judgeSigner(
+    readCredentials: (pems: string) => Promise<FileCredentials | null>,
+    state: Exclude<FileCredentials['state'], 'invalid'>,
+    anchors: { pem: string; platformName: string }[],
+    platformName: string,
+  ): Promise<'signer_not_registered' | 'signer_not_the_platform' | null> {
+    if (state !== 'trusted') return 'signer_not_registered';
+    const platformAnchors = anchors.filter((anchor) => anchor.platformName === platformName);
+    const signedByPlatform =
+      platformAnchors.length === anchors.length ||
+      (platformAnchors.length > 0 && (await readCredentials(platformAnchors.map((anchor) => anchor.pem).join('')))?.state === 'trusted');
+    return signedByPlatform ? null : 'signer_not_the_platform';
+  }
+
+  /**
+   * A file whose only evidence is its mark: judged as the decision the mark resolves to, with the
+   * voice in the file compared with that decision's voice (a mark copied onto another voice is a
+   * voice mismatch). The best verdict wins when two redemptions drew the same id.
+   */
+  private async judgeMarkOnly(
+    engine: VoiceprintEngine,
+    sample: EmbedFileResult,
+    marks: readonly ResolvedMark[],
+    base: (resolved: ResolvedMark) => Verification,
+  ): Promise<Verification> {
+    let best: Verification | null = null;
+    for (const resolved of marks) {
+      const result = base(resolved);
+      const { approval } = resolved;
+      result.authorization = {
+        ...result.authorization,
+        check_id: approval?.check_id ?? null,
+        voice_id: resolved.voiceId,
+        platform_name: resolved.platformName,
+        intended_use: resolved.intendedUse,
+        decided_at: approval?.decided_at ?? null,
+        receipt_verified: approval !== null,
+        approved: approval ? isApproval(approval) : null,
+        // The mark was minted by the redemption it resolves to.
+        redeemed: true,
+        receipt: resolved.receipt,
+        problems: approval ? [] : ['the decision the mark was issued for is not in the audit chain yet'],
+      };
+      checked(result, 'receipt', 'redemption', ...(approval ? (['approval'] as const) : []));
+      const named = { voice_id: resolved.voiceId, platform_name: resolved.platformName };
+      const verdict: ProvenanceVerdict = !approval
+        ? 'receipt_invalid'
+        : !result.authorization.approved
+          ? 'not_approved'
+          : await this.judgeVoiceAndStanding(engine, sample, result, named, async () => true, 'watermark_authorized');
+      const judged = { ...result, verdict };
+      if (!best || PROVENANCE_VERDICTS.indexOf(verdict) > PROVENANCE_VERDICTS.indexOf(best.verdict)) best = judged;
+    }
+    return best!;
+  }
+
+  /**
+   * The checks after the decision is known: the voice in the file is the decision's voice, and
+   * consent, licence and redemption stand today. All of them run, whatever the first finds: fills
+   * `result.voice` and the standings, and answers the first that fails.
+   */
+  private async judgeVoiceAndStanding(
+    engine: VoiceprintEngine,
+    sample: EmbedFileResult,
+    result: Verification,
+    named: { voice_id: string; platform_name: string },
+    redeemed: () => Promise<boolean>,
+    granted: 'authorized' | 'watermark_authorized',
+  ): Promise<ProvenanceVerdict> {
     const { db, runtime } = this.deps;
-    const voice = await voiceStanding(db, assertion.voice_id);
-    const enrolled = voice ? await findEmbeddingOfVoice(db, assertion.voice_id) : null;
+    const voice = await voiceStanding(db, named.voice_id);
+    const enrolled = voice ? await findEmbeddingOfVoice(db, named.voice_id) : null;
     if (voice && enrolled && enrolled.model === sample.model) {
       const similarity = engine.cosine(sample, enrolled);
       const calibrated = engine.score(sample.model, 'sample_vs_enrolled', similarity, Math.min(sample.speechSeconds, voice.speechSeconds));
       Object.assign(result.voice, {
-        compared_with: assertion.voice_id,
+        compared_with: named.voice_id,
         similarity,
         probability: calibrated?.probability ?? null,
         is_same_speaker: similarity >= engine.points(sample.model).sample_vs_enrolled.verify,
       });
-      if (!result.voice.is_same_speaker) return verdict('voice_mismatch');
+      checked(result, 'voice');
     }
     const now = runtime.clock.now();
     result.authorization.consent_standing = voice !== null && voice.status === 'ready' && voice.consentStatus === 'active';
-    result.authorization.license_standing =
-      voice !== null && (await holdsLiveLicense(db, assertion.voice_id, assertion.platform_name, now));
-    result.authorization.redeemed =
-      receipt.entry.token_jti !== null && (await redemptionLogged(db, assertion.voice_id, receipt.entry.token_jti));
-    if (!result.authorization.consent_standing || !result.authorization.license_standing) return verdict('authorization_revoked_since');
-    if (!result.authorization.redeemed) return verdict('not_redeemed');
-    return verdict('authorized');
+    result.authorization.license_standing = voice !== null && (await holdsLiveLicense(db, named.voice_id, named.platform_name, now));
+    result.authorization.redeemed = await redeemed();
+    checked(result, 'consent_and_license_today', 'redemption');
+    if (result.voice.is_same_speaker === false) return 'voice_mismatch';
+    if (!result.authorization.consent_standing || !result.authorization.license_standing) return 'authorization_revoked_since';
+    if (!result.authorization.redeemed) return 'not_redeemed';
+    return granted;
   }
 
   /**
@@ -198,18 +314,12 @@ export class ProvenanceService {
       decided_at: now,
       voice_id: voice ? named.voice_id : null,
       platform_name: named.platform_name,
-      reason: `verdict=${verification.verdict};authorization=${named.check_id ?? 'none'};signer=${verification.credentials.signer?.common_name ?? 'none'}`,
-      caller_type: caller.kind === 'anonymous' ? 'anonymous' : caller.kind === 'platform' ? 'api_key' : 'user',
-      caller_id:
-        caller.kind === 'anonymous'
-          ? (await sha256Hex(`ip:${caller.ip}`)).slice(0, 32)
-          : caller.kind === 'platform'
-            ? caller.keyId
-            : caller.userId,
+      reason: `verdict=${verification.verdict};authorization=${named.check_id ?? 'none'};signer=${verification.credentials.signer?.common_name ?? 'none'};named_by=${namedBy(verification)}`,
+      ...(await auditedPublicCaller(caller)),
     });
     await db.transaction(async (tx) => {
       await queueAuditRecords(tx, [record], now);
-      if (voice && verification.verdict !== 'authorized') {
+      if (voice && !GRANTED_VERDICTS.includes(verification.verdict)) {
         const fields = {
           owner_id: voice.ownerId,
           verdict: verification.verdict,
@@ -222,14 +332,5 @@ export class ProvenanceService {
       }
     });
     return { ...verification, check_id: checkId };
-  }
-}
-
-/** c2pa-rs's reading; a manifest it cannot parse at all (cut short, not JUMBF) is the caller's bad input. */
-async function readOrRefuse(bytes: Uint8Array, mime: string, anchors: string): Promise<FileCredentials | null> {
-  try {
-    return await readCredentials(bytes, mime, anchors ? { trustAnchors: anchors } : {});
-  } catch (error) {
-    throw malformed(`The file's Content Credentials cannot be read: ${String((error as Error)?.message ?? error).slice(0, 200)}`);
   }
 }

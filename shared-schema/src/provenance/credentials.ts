@@ -7,7 +7,9 @@ import {
   TRAINED_ALGORITHMIC_MEDIA,
 } from '../provenance.js';
 import { readManifestStore } from './c2pa.js';
+import { credentialContainerOf, scanContainer } from './container-scan.js';
 import { certificateFingerprint, signerCertificate } from './signer.js';
+import { type SoftBindingBlock, watermarkSoftBindings } from './watermarking.js';
 
 /**
  * A file's Content Credentials as c2pa-rs judges them, reduced to what a verifier of this service
@@ -38,6 +40,8 @@ export interface FileCredentials {
   trusted_as_leaf: boolean;
   /** Whether a c2pa.created action says a trained model made the audio. */
   synthetic: boolean;
+  /** The blocks of the active manifest's `c2pa.soft-binding` assertions of our watermark algorithm: the ids the file says it is marked with. */
+  watermark_soft_bindings: SoftBindingBlock[];
   /** The authorization assertion: absent, present and valid, or present and not what the schema fixes. */
   authorization:
     | { present: false }
@@ -60,8 +64,15 @@ interface ManifestStoreJson {
 
 const STATE_OF: Record<string, CredentialState> = { Trusted: 'trusted', Valid: 'valid_untrusted', Invalid: 'invalid' };
 
-/** null when the file carries no manifest. */
+/**
+ * null when the file carries no manifest. The file's structure is scanned first (container-scan.ts):
+ * a file past the bounds on boxes, depth, the store's size or its assertions is refused with a
+ * ProblemError before c2pa-rs reads a byte of it.
+ */
 export async function readCredentials(asset: Uint8Array, mime: string, options: ReadOptions = {}): Promise<FileCredentials | null> {
+  const container = credentialContainerOf(mime);
+  if (!container) throw new TypeError(`Content Credentials are not read from ${mime} files`);
+  if (!scanContainer(asset, container).store) return null;
   const anchors = splitAnchors(options.trustAnchors);
   const store = (await readManifestStore(asset, mime, { trustAnchors: anchors.authorities })) as ManifestStoreJson | null;
   if (!store) return null;
@@ -96,6 +107,7 @@ export async function readCredentials(asset: Uint8Array, mime: string, options: 
     },
     trusted_as_leaf: trustedAsLeaf,
     synthetic: actions.some((action) => action.action === 'c2pa.created' && action.digitalSourceType === TRAINED_ALGORITHMIC_MEDIA),
+    watermark_soft_bindings: watermarkSoftBindings(assertions),
     authorization: authorizationOf(ours.map((assertion) => assertion.data)),
   };
 }

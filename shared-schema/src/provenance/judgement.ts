@@ -4,6 +4,8 @@ import {
   ALTERED_AUDIO_CODES,
   type AuthorizationAssertion,
   type CredentialState,
+  PROVENANCE_CHECKS,
+  type ProvenanceCheck,
   type ProvenanceVerdict,
   type ProvenanceVerification,
 } from '../provenance.js';
@@ -57,7 +59,7 @@ export function credentialsReport(credentials: FileCredentials | null): Provenan
   };
 }
 
-/** The `authorization` part of an answer before anything is checked: the assertion's fields when it is well formed. */
+/** The `authorization` part of an answer before anything is checked: the assertion's fields when it is well formed, every finding null. */
 export function authorizationReport(credentials: FileCredentials | null): ProvenanceVerification['authorization'] {
   const authorization = credentials?.authorization;
   const assertion = authorization?.present && authorization.valid ? authorization.assertion : null;
@@ -69,13 +71,22 @@ export function authorizationReport(credentials: FileCredentials | null): Proven
     platform_name: assertion?.platform_name ?? null,
     intended_use: assertion?.intended_use ?? null,
     decided_at: assertion?.decided_at ?? null,
-    receipt_verified: false,
-    approved: false,
-    redeemed: false,
-    consent_standing: false,
-    license_standing: false,
+    license_terms_sha256: assertion?.license_terms_sha256 ?? null,
+    receipt_verified: null,
+    approved: null,
+    redeemed: null,
+    consent_standing: null,
+    license_standing: null,
     receipt: assertion?.receipt ?? null,
   };
+}
+
+/** An answer's `not_checked` before anything is checked: every check. A check that runs takes itself out (`checked`). */
+export const noneChecked = (): ProvenanceCheck[] => [...PROVENANCE_CHECKS];
+
+/** Records that these checks ran: their members now say what was found, and `not_checked` no longer names them. */
+export function checked(answer: { not_checked: ProvenanceCheck[] }, ...checks: ProvenanceCheck[]): void {
+  answer.not_checked = answer.not_checked.filter((check) => !checks.includes(check));
 }
 
 export type ReceiptCheck =
@@ -85,7 +96,8 @@ export type ReceiptCheck =
 /**
  * Whether the assertion's receipt proves the decision it names: it verifies against the log's
  * verifier key (signature, origin, inclusion, leaf at its index), it is of the log the assertion
- * names, and the logged entry is the assertion's check with the same voice, platform, use and time.
+ * names, and the logged entry is the assertion's check with the same voice, platform, use, time and
+ * licence terms (both without terms, or the same hash).
  * Whether the receipt's checkpoint is consistent with the log is the caller's to tell: the service
  * proves it from its tiles, an offline verifier compares it with a checkpoint it saved.
  */
@@ -109,6 +121,7 @@ export async function checkAssertionReceipt(
     ['platform_name', assertion.platform_name],
     ['intended_use', assertion.intended_use],
     ['decided_at', assertion.decided_at],
+    ['license_terms_sha256', assertion.license_terms_sha256],
   ] as const;
   const differing = named.filter(([field, value]) => entry[field] !== value).map(([field]) => field);
   if (differing.length > 0) return refused(`the logged decision differs from the assertion in ${differing.join(', ')}`);

@@ -1,8 +1,8 @@
 /**
  * JUMBF (ISO 19566-5), as C2PA lays a manifest store into a file: boxes in the ISO BMFF manner,
  * superboxes (`jumb`) that start with a description box (`jumd`: a type UUID, toggles, a label).
- * Read here only as far as a verifier needs before and besides c2pa-rs: the store's size, and the
- * boxes of one manifest.
+ * Read here only as far as a verifier needs before and besides c2pa-rs: the boxes of one manifest
+ * (where the store lies in a file, and how large it is, is container-scan.ts's).
  */
 
 /** JUMBF (ISO 19566-5): a superbox `jumb` whose description box `jumd` carries the C2PA manifest store's type UUID. */
@@ -21,19 +21,6 @@ export const MANIFEST_STORE_DESCRIPTION = Uint8Array.from([
   0x9b,
   0x71,
 ]);
-
-/**
- * The size in bytes of the C2PA manifest store embedded in a file (WAV chunk, ID3 frame or BMFF box
- * all hold the JUMBF as is), read from its box header before anything parses it; null when none is
- * found. A box with a 64-bit length counts as larger than any limit.
- */
-export function manifestStoreSize(asset: Uint8Array): number | null {
-  const at = indexOf(asset, MANIFEST_STORE_DESCRIPTION, 0);
-  const start = at - 12;
-  if (at < 0 || start < 0 || new TextDecoder().decode(asset.subarray(start + 4, start + 8)) !== 'jumb') return null;
-  const length = new DataView(asset.buffer, asset.byteOffset + start, 4).getUint32(0);
-  return length === 1 ? Number.POSITIVE_INFINITY : length;
-}
 
 export interface Box {
   type: string;
