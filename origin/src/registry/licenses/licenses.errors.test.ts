@@ -1,4 +1,4 @@
-import { limits, PROBLEM_CONTENT_TYPE, pathOf } from '@vip/shared-schema';
+import { LICENSE_COMPENSATION_MAX, LICENSE_DESCRIPTION_MAX, limits, PROBLEM_CONTENT_TYPE, pathOf } from '@vip/shared-schema';
 import {
   checkPlatformNameRoute,
   createLicenseRoute,
@@ -53,13 +53,33 @@ describe('licence validation', () => {
       platform_name: platformName,
       scopes: ['audiobook'],
       expires_at: inDays(30),
+      description: 'Narration of the audiobook series "Harbour Lights", volumes 1 to 3',
       ...fields,
     });
     expect(response.statusCode).toBe(422);
     expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
     expect(await voiceRecords(voiceId)).toHaveLength(0);
+    expect(await origin.database.db.select().from(licenses).where(eq(licenses.voiceId, voiceId))).toHaveLength(0);
+    expect(await auditRecordsFor(voiceId)).toHaveLength(0);
     return response.json().errors as { field: string; message: string }[];
   };
+
+  it('refuses a missing, empty, blank or oversized description of the intended uses', async () => {
+    const descriptionRefused = [{ field: 'body.description', message: expect.any(String) }];
+    expect(await attempt({ description: undefined })).toEqual(descriptionRefused);
+    expect(await attempt({ description: '' })).toEqual(descriptionRefused);
+    expect(await attempt({ description: '  \n ' })).toEqual(descriptionRefused);
+    expect(await attempt({ description: 'x'.repeat(LICENSE_DESCRIPTION_MAX + 1) })).toEqual(descriptionRefused);
+  });
+
+  it('refuses a representation it does not know, and an empty or oversized compensation', async () => {
+    expect(await attempt({ represented_by: 'agent' })).toEqual([{ field: 'body.represented_by', message: expect.any(String) }]);
+    expect(await attempt({ represented_by: null })).toEqual([{ field: 'body.represented_by', message: expect.any(String) }]);
+    expect(await attempt({ compensation: '' })).toEqual([{ field: 'body.compensation', message: expect.any(String) }]);
+    expect(await attempt({ compensation: 'x'.repeat(LICENSE_COMPENSATION_MAX + 1) })).toEqual([
+      { field: 'body.compensation', message: expect.any(String) },
+    ]);
+  });
 
   it('refuses empty, repeated or unknown scopes', async () => {
     expect(await attempt({ scopes: [] })).toEqual([{ field: 'body.scopes', message: expect.any(String) }]);
@@ -95,6 +115,29 @@ describe('renew and revoke: refusals', () => {
     });
     expect(response.statusCode).toBe(409);
     expect(response.json().code).toBe('conflict');
+  });
+
+  it('refuses new terms without a description, or with an empty one, and changes nothing', async () => {
+    const voiceId = await newVoice();
+    const licence = await createLicense(voiceId);
+    const renew = (body: Record<string, unknown>) =>
+      call('POST', pathOf(renewLicenseRoute, { voice_id: voiceId, license_id: licence.license_id }), { expires_at: inDays(60), ...body });
+    for (const body of [
+      { represented_by: 'union' },
+      { compensation: 'A flat fee' },
+      { description: '' },
+      { description: 'Ads', represented_by: 'guild' },
+    ]) {
+      const response = await renew(body);
+      expect(response.statusCode, JSON.stringify(body)).toBe(422);
+      expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
+      expect(response.json().errors.map((error: { field: string }) => error.field)).toEqual([
+        'represented_by' in body && 'description' in body ? 'body.represented_by' : 'body.description',
+      ]);
+    }
+    const [row] = await origin.database.db.select().from(licenses).where(eq(licenses.id, licence.license_id));
+    expect(row).toMatchObject({ description: licence.description, expiresAt: new Date(licence.expires_at) });
+    expect(await voiceRecords(voiceId)).toHaveLength(1);
   });
 
   it('refuses a renewal into the past with 422', async () => {

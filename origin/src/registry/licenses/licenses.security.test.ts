@@ -29,7 +29,7 @@ describe('licence owner scoping', () => {
       call(
         'POST',
         pathOf(createLicenseRoute, { voice_id: voiceId }),
-        { platform_name: platformName, scopes: ['music'], expires_at: inDays(5) },
+        { platform_name: platformName, scopes: ['music'], expires_at: inDays(5), description: 'Theme song vocals' },
         stranger.accessToken,
       ),
       call('GET', pathOf(listLicensesRoute, { voice_id: voiceId }), undefined, stranger.accessToken),
@@ -57,6 +57,7 @@ describe('licence owner scoping', () => {
       platform_name: platformName,
       scopes: ['music'],
       expires_at: inDays(5),
+      description: 'Theme song vocals',
     });
     expect(response.statusCode).toBe(404);
     expect(await voiceRecords(voiceId)).toHaveLength(0);

@@ -1,4 +1,5 @@
 import {
+  canonicalJson,
   LICENSE_TOKEN_PREFIX,
   licenseListSchema,
   licenseSchema,
@@ -86,9 +87,43 @@ describe('POST /api/v1/voices/{voice_id}/licenses', () => {
           expires_at: licence.expires_at,
           status: 'active',
           token_hash: await sha256Hex(licence.license_token),
+          terms_sha256: licence.license_terms_sha256,
         },
       ],
     });
+  });
+
+  it('records the terms as stated and answers them with their hash, which anyone recomputes from the answer', async () => {
+    const voiceId = await newVoice();
+    const terms = {
+      description: '  Narration of the audiobook "Harbour Lights" (English, unabridged), sold as audio download and streamed  ',
+      represented_by: 'union',
+      compensation: 'A session fee of 800 EUR and 12% of net receipts',
+    };
+    const licence = await createLicense(voiceId, terms);
+    const shown = {
+      description: terms.description.trim(),
+      description_source: 'stated',
+      represented_by: 'union',
+      compensation: terms.compensation,
+    };
+    expect(licence).toMatchObject(shown);
+    const { license_id, voice_id, platform_name, scopes, expires_at } = licence;
+    const canonical = canonicalJson({ license_id, voice_id, platform_name, scopes, expires_at, ...shown });
+    expect(licence.license_terms_sha256).toBe(await sha256Hex(canonical));
+
+    const listed = licenseListSchema.parse((await call('GET', pathOf(listLicensesRoute, { voice_id: voiceId }))).json());
+    expect(listed.licenses[0]).toMatchObject({ ...shown, license_terms_sha256: licence.license_terms_sha256 });
+    expect(await auditRecordsFor(voiceId)).toEqual([
+      expect.objectContaining({ reason: `license_created:${licence.license_id}`, license_terms_sha256: licence.license_terms_sha256 }),
+    ]);
+    const [row] = await origin.database.db.select().from(licenses).where(eq(licenses.id, licence.license_id));
+    expect(row).toMatchObject({ description: shown.description, descriptionSource: 'stated', representedBy: 'union' });
+  });
+
+  it('records no representation as none, and no compensation as null', async () => {
+    const licence = await createLicense(await newVoice());
+    expect(licence).toMatchObject({ represented_by: 'none', compensation: null, description_source: 'stated' });
   });
 
   it('queues a license.changed audit record and no webhook event (the spec has no creation event)', async () => {
@@ -160,6 +195,38 @@ describe('renew and revoke', () => {
       expires_at: renewed.expires_at,
       token_hash: await sha256Hex(licence.license_token),
     });
+  });
+
+  it('keeps the terms on a renewal without them, replaces all three with new ones, and audits each with its hash', async () => {
+    const voiceId = await newVoice();
+    const licence = await createLicense(voiceId, { represented_by: 'counsel', compensation: 'A flat fee of 500 EUR' });
+    const renew = async (body: Record<string, unknown>) => {
+      const response = await call('POST', pathOf(renewLicenseRoute, { voice_id: voiceId, license_id: licence.license_id }), body);
+      expect(response.statusCode, response.body).toBe(200);
+      return licenseSchema.parse(response.json());
+    };
+    const kept = await renew({ expires_at: inDays(60) });
+    expect(kept).toMatchObject({ description: licence.description, represented_by: 'counsel', compensation: 'A flat fee of 500 EUR' });
+    // The expiry is a term: a renewal changes the hash even when the words stay.
+    expect(kept.license_terms_sha256).not.toBe(licence.license_terms_sha256);
+
+    const replaced = await renew({ expires_at: inDays(90), description: 'Narration of podcast episode intros only' });
+    expect(replaced).toMatchObject({
+      description: 'Narration of podcast episode intros only',
+      description_source: 'stated',
+      represented_by: 'none',
+      compensation: null,
+    });
+    const changes = (await auditRecordsFor(voiceId)).map(({ reason, license_terms_sha256 }) => ({ reason, license_terms_sha256 }));
+    expect(changes).toEqual(
+      expect.arrayContaining([
+        { reason: `license_created:${licence.license_id}`, license_terms_sha256: licence.license_terms_sha256 },
+        { reason: `license_renewed:${licence.license_id}`, license_terms_sha256: kept.license_terms_sha256 },
+        { reason: `license_renewed_with_new_terms:${licence.license_id}`, license_terms_sha256: replaced.license_terms_sha256 },
+      ]),
+    );
+    const records = await voiceRecords(voiceId);
+    expect(records.at(-1)!.record!.licenses[0]!.terms_sha256).toBe(replaced.license_terms_sha256);
   });
 
   it('revokes a licence: license.revoked event, dropped from the index; a second revoke changes nothing', async () => {

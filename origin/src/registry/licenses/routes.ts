@@ -27,8 +27,7 @@ export function registerLicenseRoutes({ app, registry, guards }: RouteKit, licen
 
   addRoute(app, registry, renewLicenseRoute, {
     guards: [guards.bearer],
-    handler: ({ params, body }, request) =>
-      licenses.renewLicense(principalOf(request), params.voice_id, params.license_id, body.expires_at),
+    handler: ({ params, body }, request) => licenses.renewLicense(principalOf(request), params.voice_id, params.license_id, body),
   });
 
   addRoute(app, registry, revokeLicenseRoute, {

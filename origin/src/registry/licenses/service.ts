@@ -3,6 +3,9 @@ import {
   LICENSE_MAX_TERM_MS,
   LICENSE_TOKEN_PREFIX,
   type License,
+  type LicenseDescriptionSource,
+  type LicenseRepresentation,
+  licenseTermsSha256,
   ProblemError,
   sha256Hex,
   type WebhookEvent,
@@ -20,6 +23,7 @@ import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../voice-index/acce
 import { type RegistryActor, registryAuditRecord } from '../voice-index/audit.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
 import * as store from './store.js';
+import { licenseTermsOf, termsSha256Of } from './terms.js';
 
 export interface LicenseServiceDeps {
   db: Database;
@@ -27,18 +31,45 @@ export interface LicenseServiceDeps {
   outbox: WakeSignal;
 }
 
+/** A licence's terms as its row holds them (shared-schema/src/license-terms.ts). */
+export interface TermsOfLicense {
+  description: string;
+  descriptionSource: LicenseDescriptionSource;
+  representedBy: LicenseRepresentation;
+  compensation: string | null;
+}
+
 export interface NewLicense {
   platform_name: string;
   scopes: IntendedUse[];
   expires_at: string;
+  terms: TermsOfLicense;
+}
+
+/** What a body states as terms: its words, stated there (not written from scopes). */
+export const statedTerms = (body: { description: string; represented_by: LicenseRepresentation; compensation?: string | undefined }) =>
+  ({
+    description: body.description,
+    descriptionSource: 'stated',
+    representedBy: body.represented_by,
+    compensation: body.compensation ?? null,
+  }) satisfies TermsOfLicense;
+
+/** A renewal's body: a new expiry, and new terms when it states a description. */
+export interface LicenseRenewal {
+  expires_at: string;
+  description?: string | undefined;
+  represented_by?: LicenseRepresentation | undefined;
+  compensation?: string | undefined;
 }
 
 /** What a licence change did, as its event and audit reason name it. */
-type LicenseChange = 'created' | 'renewed' | 'revoked' | 'expired';
+type LicenseChange = 'created' | 'renewed' | 'renewed_with_new_terms' | 'revoked' | 'expired';
 
 /** Creation has no webhook event in the spec; the other changes do. */
 const EVENT_OF: Record<Exclude<LicenseChange, 'created'>, WebhookEvent> = {
   renewed: 'license.renewed',
+  renewed_with_new_terms: 'license.renewed',
   revoked: 'license.revoked',
   expired: 'license.expired',
 };
@@ -54,14 +85,20 @@ export class LicenseService {
   constructor(private readonly deps: LicenseServiceDeps) {}
 
   /** The token is returned here and nowhere else; only its SHA-256 is stored and published. */
-  async createLicense(principal: Principal, voiceId: string, request: NewLicense) {
+  async createLicense(principal: Principal, voiceId: string, body: Omit<NewLicense, 'terms'> & Parameters<typeof statedTerms>[0]) {
     const now = this.deps.runtime.clock.now();
+    const request: NewLicense = {
+      platform_name: body.platform_name,
+      scopes: body.scopes,
+      expires_at: body.expires_at,
+      terms: statedTerms(body),
+    };
     const { licence, licenseToken } = await this.deps.db.transaction(async (tx) => {
       const voice = await lockVoiceFor(tx, principal, voiceId);
       return this.grantLicense(tx, voice, request, { type: 'user', userId: principal.userId }, now);
     });
     this.deps.outbox.nudge();
-    return { ...toLicense(licence), license_token: licenseToken };
+    return { ...(await toLicense(licence)), license_token: licenseToken };
   }
 
   /**
@@ -86,6 +123,7 @@ export class LicenseService {
       platformName: request.platform_name,
       scopes: request.scopes,
       expiresAt,
+      ...request.terms,
       status: 'active',
       tokenHash: await sha256Hex(licenseToken),
       createdAt: now,
@@ -114,20 +152,28 @@ export class LicenseService {
   async listLicenses(principal: Principal, voiceId: string) {
     const { db } = this.deps;
     await findVoiceFor(db, principal, voiceId);
-    return { licenses: (await store.listLicenses(db, voiceId)).map(toLicense) };
+    return { licenses: await Promise.all((await store.listLicenses(db, voiceId)).map(toLicense)) };
   }
 
-  /** A new expiry for an active or expired licence, which is active again with the same token; a revoked one stays revoked. */
-  async renewLicense(principal: Principal, voiceId: string, licenseId: string, newExpiry: string) {
+  /**
+   * A new expiry for an active or expired licence, which is active again with the same token; a
+   * revoked one stays revoked. The terms stay, unless the renewal states new ones: its audit record
+   * says which (`license_renewed` or `license_renewed_with_new_terms`) and carries the terms' hash.
+   */
+  async renewLicense(principal: Principal, voiceId: string, licenseId: string, renewal: LicenseRenewal) {
     const { db, runtime } = this.deps;
     const now = runtime.clock.now();
-    const expiresAt = acceptableExpiry(newExpiry, now);
+    const expiresAt = acceptableExpiry(renewal.expires_at, now);
+    const { description } = renewal;
+    const newTerms =
+      description === undefined ? {} : statedTerms({ ...renewal, description, represented_by: renewal.represented_by ?? 'none' });
     const row = await db.transaction(async (tx) => {
       const voice = await lockVoiceFor(tx, principal, voiceId);
       const licence = await lockOwnLicense(tx, voiceId, licenseId);
       if (licence.status === 'revoked') throw new ProblemError('conflict', 'A revoked licence cannot be renewed; create a new one.');
-      const renewed = await store.updateLicense(tx, licenseId, { status: 'active', expiresAt, updatedAt: now });
-      await this.recordChange(tx, voice, renewed, 'renewed', { type: 'user', userId: principal.userId }, now);
+      const renewed = await store.updateLicense(tx, licenseId, { status: 'active', expiresAt, ...newTerms, updatedAt: now });
+      const change = description === undefined ? 'renewed' : 'renewed_with_new_terms';
+      await this.recordChange(tx, voice, renewed, change, { type: 'user', userId: principal.userId }, now);
       await publishVoiceIndex(tx, voiceId, now);
       return renewed;
     });
@@ -215,6 +261,8 @@ export class LicenseService {
       consentStatus: voice.consentStatus,
       actor,
       decidedAt: now,
+      // The terms a licence is made or renewed under are on the record; an end changes no terms.
+      licenseTermsSha256: change === 'revoked' || change === 'expired' ? undefined : await termsSha256Of(licence),
     });
     await queueAuditRecords(tx, [record], now);
   }
@@ -242,15 +290,15 @@ export function acceptableExpiry(value: string, now: Date): Date {
   return expiresAt;
 }
 
-function toLicense(row: LicenseRow): License {
+async function toLicense(row: LicenseRow): Promise<License> {
+  const terms = licenseTermsOf(row);
   return {
-    license_id: row.id,
-    voice_id: row.voiceId,
-    platform_name: row.platformName,
+    ...terms,
+    // the row's own array: the terms type reads it as readonly, the answer's schema as mutable
     scopes: row.scopes,
-    expires_at: row.expiresAt.toISOString(),
     status: row.status,
     created_at: row.createdAt.toISOString(),
     revoked_at: row.revokedAt?.toISOString() ?? null,
+    license_terms_sha256: await licenseTermsSha256(terms),
   };
 }

@@ -29,7 +29,10 @@ export async function lockLicense(db: Executor, voiceId: string, licenseId: stri
 export async function updateLicense(
   db: Executor,
   licenseId: string,
-  changes: Pick<Partial<LicenseRow>, 'status' | 'expiresAt' | 'revokedAt'> & { updatedAt: Date },
+  changes: Pick<
+    Partial<LicenseRow>,
+    'status' | 'expiresAt' | 'revokedAt' | 'description' | 'descriptionSource' | 'representedBy' | 'compensation'
+  > & { updatedAt: Date },
 ): Promise<LicenseRow> {
   const [row] = await db.update(licenses).set(changes).where(eq(licenses.id, licenseId)).returning();
   return row!;
