@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { BIOMETRIC_CONSENT_STATEMENT } from '@vip/shared-schema';
 import { expect } from 'vitest';
-import { eventually, json, post, type RunningPlanes, startPlanes } from '../support/service.js';
+import { createScratchServerDatabase } from '../../origin/src/testing/database.js';
+import { eventually, json, type PlanesOptions, post, type RunningPlanes, startPlanes } from '../support/service.js';
 import { ENROLL_CLIPS } from '../support/speech.js';
+import { REPLICAS } from './catalogue.js';
 
 /** What every fault test sets up before it injects its fault: an admin, a platform with a key, an owner. */
 export interface Registry {
@@ -47,10 +50,56 @@ export async function setUpRegistry(originUrl: string, edgeUrl: string, admin: {
  * The two planes of a fault test, started as `npm start` starts them with an admin of `label`, and
  * its registry set up. The test stops them; a failed run keeps the data folder (and planes.log).
  */
-export async function startFaultRegistry(label: string): Promise<{ service: RunningPlanes; registry: Registry }> {
+export async function startFaultRegistry(
+  label: string,
+  options: PlanesOptions = {},
+): Promise<{ service: RunningPlanes; registry: Registry }> {
   const admin = adminFor(label);
-  const service = await startPlanes({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password } });
+  const service = await startPlanes({ ...options, env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password, ...options.env } });
   return { service, registry: await setUpRegistry(service.originUrl, service.edgeUrl, admin) };
+}
+
+/** The Postgres server the replica cases run on: CI's (.ci/provision-postgres.sh), through TEST_DATABASE_URL. */
+const SERVER_URL = process.env.TEST_DATABASE_URL;
+
+/** Why the replica cases cannot run here, or null when they can. */
+export const replicaServerUnavailable: string | null = SERVER_URL
+  ? null
+  : 'TEST_DATABASE_URL is not set (a Postgres server with pgvector; .ci/provision-postgres.sh makes one)';
+
+/** A replica case's service: its planes and registry, on a database of its own on that server. */
+export interface ReplicatedRegistry {
+  service: RunningPlanes;
+  registry: Registry;
+  /** Stops the planes and drops the database; `passed` also deletes the data folder (a failed run keeps planes.log). */
+  stop(passed: boolean): Promise<void>;
+}
+
+/**
+ * `startFaultRegistry` on `REPLICAS` origin replicas, as `npm start -- --replicas` runs them, on an
+ * empty database of the test's own on the CI's server (the start migrates it).
+ */
+export async function startReplicatedRegistry(label: string, options: PlanesOptions = {}): Promise<ReplicatedRegistry> {
+  if (!SERVER_URL) throw new Error(replicaServerUnavailable!);
+  const database = await createScratchServerDatabase(SERVER_URL, 'vip_faults');
+  try {
+    const { service, registry } = await startFaultRegistry(label, {
+      ...options,
+      replicas: REPLICAS,
+      env: { DATABASE_URL: database.url, ...options.env },
+    });
+    return {
+      service,
+      registry,
+      stop: async (passed) => {
+        await service.stop({ removeData: passed });
+        await database.drop();
+      },
+    };
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
 }
 
 /** Enrolls a voice of the owner (biometric consent first); its synthesis consent starts `unknown`. */
@@ -58,7 +107,7 @@ export async function enrollVoice(registry: Registry, name: string): Promise<str
   const asOwner = { authorization: `Bearer ${registry.ownerToken}` };
   const consent = await post(
     `${registry.originUrl}/api/v1/consents`,
-    { type: 'biometric', statement_version: '2026-01', accepted: true },
+    { type: 'biometric', statement_version: BIOMETRIC_CONSENT_STATEMENT.version, accepted: true },
     asOwner,
   );
   expect(consent.status).toBe(201);
@@ -81,10 +130,21 @@ export async function setSynthesisConsent(registry: Registry, voiceId: string, s
   });
 }
 
-export function createLicense(registry: Registry, voiceId: string, scopes: string[] = ['audiobook']): Promise<Response> {
+/** Grants the registry's platform a licence on the voice, through `originUrl` (one replica) or the origin's address. */
+export function createLicense(
+  registry: Registry,
+  voiceId: string,
+  scopes: string[] = ['audiobook'],
+  originUrl = registry.originUrl,
+): Promise<Response> {
   return post(
-    `${registry.originUrl}/api/v1/voices/${voiceId}/licenses`,
-    { platform_name: registry.platformName, scopes, expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString() },
+    `${originUrl}/api/v1/voices/${voiceId}/licenses`,
+    {
+      platform_name: registry.platformName,
+      scopes,
+      description: 'Narration of audiobook chapters for the tests',
+      expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+    },
     { authorization: `Bearer ${registry.ownerToken}` },
   );
 }
@@ -104,6 +164,50 @@ export function gateCheck(registry: Registry, voiceId: string, intendedUse = 'au
     { voice_id: voiceId, platform_name: registry.platformName, intended_use: intendedUse },
     { 'x-api-key': registry.apiKey },
   );
+}
+
+/** One gate check the edge answered 200. */
+export interface AnsweredCheck {
+  checkId: string;
+  voiceId: string;
+  status: string;
+  answeredAt: number;
+}
+
+/**
+ * Gate checks kept in flight until `stop`: `concurrency` loops, each taking `voiceIds` in turn (the
+ * loops start at different ones). Resolves, on `stop`, with the answered checks and the other answers.
+ */
+export function gateLoad(registry: Registry, voiceIds: readonly string[], concurrency: number, pauseMs = 0) {
+  const answered: AnsweredCheck[] = [];
+  const failures: string[] = [];
+  let running = true;
+  const loop = async (first: number) => {
+    for (let round = first; running; round++) {
+      const voiceId = voiceIds[round % voiceIds.length]!;
+      const answer = await gateCheck(registry, voiceId);
+      const body = await json(answer);
+      if (answer.status !== 200) failures.push(`${answer.status} ${JSON.stringify(body)}`);
+      else answered.push({ checkId: body.check_id as string, voiceId, status: body.status as string, answeredAt: Date.now() });
+      if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
+    }
+  };
+  const loops = Promise.all(Array.from({ length: concurrency }, (_, i) => loop(i)));
+  return {
+    /** Answered so far (the load goes on). */
+    answered,
+    stop: async () => {
+      running = false;
+      await loops;
+      return { answered, failures };
+    },
+  };
+}
+
+/** The check_ids the platform's chain holds more than once. */
+export async function chainedTwice(registry: Registry): Promise<string[]> {
+  const chained = (await auditLog(registry, { platform_name: registry.platformName })).map((entry) => entry.check_id as string);
+  return chained.filter((id, index) => chained.indexOf(id) !== index);
 }
 
 export function redeem(registry: Registry, token: string): Promise<Response> {

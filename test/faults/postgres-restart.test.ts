@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, json, type RunningPlanes, startPlanes } from '../support/service.js';
-import { POSTGRES_RESTART } from './catalogue.js';
+import { POSTGRES_RESTART, REPLICAS } from './catalogue.js';
 import {
   adminFor,
   approvedVoice,
   auditEntries,
   auditLog,
+  createLicense,
   gateCheck,
   missingFromChain,
   type Registry,
@@ -31,7 +32,7 @@ interface Outcome {
 }
 
 describe.skipIf(unavailable !== null)(
-  `the origin's Postgres server restarts under load${unavailable ? ` (skipped: ${unavailable})` : ''}`,
+  `the Postgres server of ${REPLICAS} origin replicas restarts under load${unavailable ? ` (skipped: ${unavailable})` : ''}`,
   () => {
     let postgres: PrivatePostgres;
     let service: RunningPlanes;
@@ -43,6 +44,7 @@ describe.skipIf(unavailable !== null)(
     beforeAll(async () => {
       postgres = await startPrivatePostgres();
       service = await startPlanes({
+        replicas: REPLICAS,
         env: {
           ADMIN_EMAIL: admin.email,
           ADMIN_PASSWORD: admin.password,
@@ -60,7 +62,7 @@ describe.skipIf(unavailable !== null)(
     });
 
     it('answers 503 problem+json while the server is away, recovers by itself and loses no committed write or audit record', async () => {
-      const originPid = service.origin.pid();
+      const replicaPids = service.replicas.map((replica) => replica.pid());
       const outcomes: Outcome[] = [];
       const measure = async (kind: Outcome['kind'], request: () => Promise<Response>): Promise<Outcome> => {
         const startedAt = Date.now();
@@ -112,6 +114,7 @@ describe.skipIf(unavailable !== null)(
               body: JSON.stringify({
                 platform_name: registry.platformName,
                 scopes: ['audiobook'],
+                description: 'Narration of audiobook chapters for the tests',
                 expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
               }),
               signal: timeout(),
@@ -162,8 +165,12 @@ describe.skipIf(unavailable !== null)(
         )}`,
       );
 
-      // The origin recovered by itself: the same process, serving writes again.
-      expect(service.origin.pid()).toBe(originPid);
+      // Each replica recovered by itself: the same processes, serving writes again.
+      expect(service.replicas.map((replica) => replica.pid())).toEqual(replicaPids);
+      for (const replica of service.replicas) {
+        const direct = await createLicense(registry, voiceId, ['audiobook'], replica.url);
+        expect(direct.status, `${replica.name} takes writes again`).toBe(201);
+      }
       // Never a hang, a dropped connection or a 500: success or a clean 503 problem that says to retry.
       const origin = outcomes.filter((o) => o.kind !== 'gate');
       const unclean = origin.filter((o) => o.status !== 201 && o.status !== 503);

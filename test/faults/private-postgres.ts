@@ -22,6 +22,8 @@ export function privatePostgresUnavailable(): string | null {
 export interface PrivatePostgres {
   url: string;
   port: number;
+  /** The cluster's data directory (its postmaster.pid names the server process). */
+  dataDir: string;
   /** `pg_ctl restart -m fast`: active sessions are ended, the server is back when this resolves. */
   restart(): Promise<void>;
   /** `pg_ctl stop -m fast`. */
@@ -55,6 +57,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
+    dataDir: data,
     restart: async () => {
       await ctl(['-m', 'fast', '-o', options, 'restart']);
     },
