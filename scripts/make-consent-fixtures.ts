@@ -7,13 +7,14 @@
  *
  *   npx tsx scripts/make-consent-fixtures.ts
  *
- * The statement's words were chosen so that one speaker of the corpus says every one of them
- * (docs/DECISIONS.md#spoken-consent); changing the statement means rerunning this.
+ * It cuts the statement of spoken-en-2, whose words were chosen so that one speaker of the corpus says
+ * every one of them (docs/DECISIONS.md#spoken-consent); later statements are read by the synthetic
+ * voices of scripts/make-synthetic-consent-fixtures.ts.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { limits, SPOKEN_CONSENT_STATEMENT } from '@vip/shared-schema';
+import { limits, SPOKEN_CONSENT_STATEMENTS } from '@vip/shared-schema';
 import { spokenWords } from '../origin/src/spoken-consent/consent-words.js';
 import { WordsChecker } from '../origin/src/spoken-consent/words.js';
 import { pcm16Wav } from '../origin/src/testing/fixtures.js';
@@ -75,7 +76,7 @@ const wordAudio = (word: string) => {
 
 mkdirSync(recordedConsentDir, { recursive: true });
 const write = (name: string, samples: Float32Array) => writeFileSync(path.join(recordedConsentDir, name), pcm16Wav(samples));
-write(RECORDED_CONSENT.statement, joinWords(spokenWords(SPOKEN_CONSENT_STATEMENT.text).map(wordAudio)));
+write(RECORDED_CONSENT.statement, joinWords(spokenWords(SPOKEN_CONSENT_STATEMENTS[RECORDED_CONSENT.statementVersion].text).map(wordAudio)));
 write(RECORDED_CONSENT.negatedStatement, joinWords(spokenWords(RECORDED_CONSENT.negatedText).map(wordAudio)));
 for (const digit of RECORDED_CONSENT.digits) write(`${digit}.wav`, wordAudio(digit));
 console.log(`spoken consent of ${RECORDED_CONSENT.speaker} written to ${path.relative(process.cwd(), recordedConsentDir)}`);

@@ -1,4 +1,4 @@
-import type { WordsChecker } from './words.js';
+import type { WordScore, WordsChecker } from './words.js';
 
 /** The words a challenge phrase is made of, each checked against the decoder's dictionary at start-up. */
 export const PHRASE_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'] as const;
@@ -22,14 +22,49 @@ export interface ConsentText {
 export interface WordsThresholds {
   /** The lowest phone-loop score (nats per frame) of a reading of the statement (calibration.json). */
   minStatementScore: number;
+  /** What each word of the statement must show on its own frames (calibration.json `word`). */
+  word: WordThresholds;
   /** 0: the phrase must be heard exactly; 1: one word may be wrong, missing or extra. */
   phraseMaxWrongWords: number;
+}
+
+/** Bounds a word that was said keeps (calibrate.ts: all but a small share of genuine words on dev/). */
+export interface WordThresholds {
+  /** The lowest score of a word against the phone loop on its own frames (nats per frame). */
+  minScore: number;
+  /** Frames per phone of the word: fewer is a word squeezed onto too little sound, more one stretched over other sounds. */
+  minFramesPerPhone: number;
+  maxFramesPerPhone: number;
+}
+
+/** The word bounds as calibration.json holds them (written by calibrate.ts). */
+export interface WordCalibration {
+  min_score: number;
+  min_frames_per_phone: number;
+  max_frames_per_phone: number;
+}
+
+export const wordThresholdsOf = (calibration: WordCalibration): WordThresholds => ({
+  minScore: calibration.min_score,
+  minFramesPerPhone: calibration.min_frames_per_phone,
+  maxFramesPerPhone: calibration.max_frames_per_phone,
+});
+
+/** Why a word of the statement was not taken as said. */
+export type WordFault = 'score' | 'too_short' | 'too_long';
+
+export interface WordNotSaid {
+  word: string;
+  /** Its place in the statement, from 1. */
+  position: number;
+  fault: WordFault;
 }
 
 export interface WordsVerdict {
   /** Everything the decoder heard, statement (or its negation) and phrase. */
   heard: string;
-  statement: { passed: boolean; score: number };
+  /** `words_not_said`: the statement's words the decoder had to force onto the audio (empty when it heard a negation or nothing). */
+  statement: { passed: boolean; score: number; words_not_said: WordNotSaid[] };
   phrase: { passed: boolean; heard: string; wrong_words: number };
 }
 
@@ -43,11 +78,32 @@ export const spokenWords = (text: string) =>
 
 const normalize = (text: string) => spokenWords(text).join(' ');
 
+/** The fault of one word, or null when it looks said: its own score first, then its length for its phones. */
+export function wordFault(word: WordScore, thresholds: WordThresholds): WordFault | null {
+  if (word.score < thresholds.minScore) return 'score';
+  const framesPerPhone = word.frames / word.phones;
+  if (framesPerPhone < thresholds.minFramesPerPhone) return 'too_short';
+  if (framesPerPhone > thresholds.maxFramesPerPhone) return 'too_long';
+  return null;
+}
+
+/** The words of `sentence` (the first words the decoder aligned) that `wordFault` finds fault with. */
+export function wordsNotSaid(words: readonly WordScore[], sentence: string, thresholds: WordThresholds): WordNotSaid[] {
+  return sentence.split(' ').flatMap((expected, index) => {
+    const word = words[index];
+    // A word the alignment lost has no frames of its own: nothing in the audio was it.
+    const fault = word ? wordFault(word, thresholds) : 'score';
+    return fault ? [{ word: expected, position: index + 1, fault }] : [];
+  });
+}
+
 /**
  * The consent recording, the statement followed by the phrase, decoded once against a grammar of the
  * statement, its negations and any phrase: the statement passes when the statement itself (not a
- * negation) was heard and the recording scores at least `minStatementScore` against the phone loop;
- * the phrase passes when at most `phraseMaxWrongWords` of its words differ.
+ * negation) was heard, the recording scores at least `minStatementScore` against the phone loop and
+ * no word of the statement was forced in (each word's own score against the phone loop, and its
+ * length for its phones, within `word`); the phrase passes when at most `phraseMaxWrongWords` of its
+ * words differ.
  */
 export function checkConsentWords(
   checker: WordsChecker,
@@ -66,9 +122,14 @@ export function checkConsentWords(
     .sort((a, b) => b.length - a.length)[0];
   const phraseHeard = read === undefined ? '' : decoded.text.slice(read.length).trim();
   const wrongWords = wordErrors(phraseHeard, phrase);
+  const notSaid = read === statement ? wordsNotSaid(decoded.words, statement, thresholds.word) : [];
   return {
     heard: decoded.text,
-    statement: { passed: read === statement && decoded.score >= thresholds.minStatementScore, score: roundScore(decoded.score) },
+    statement: {
+      passed: read === statement && decoded.score >= thresholds.minStatementScore && notSaid.length === 0,
+      score: roundScore(decoded.score),
+      words_not_said: notSaid,
+    },
     phrase: { passed: read !== undefined && wrongWords <= thresholds.phraseMaxWrongWords, heard: phraseHeard, wrong_words: wrongWords },
   };
 }

@@ -6,7 +6,11 @@ import type { SpokenConsentService } from './service.js';
 export function registerSpokenConsentRoutes({ app, registry, guards }: RouteKit, spokenConsent: SpokenConsentService): void {
   addRoute(app, registry, createSpokenConsentChallengeRoute, {
     guards: [guards.bearer],
-    handler: (_input, request) => spokenConsent.issueChallenge(principalOf(request)),
+    handler: async (_input, request, reply) => {
+      const principal = principalOf(request);
+      reply.headers(await spokenConsent.admitChallenge(principal));
+      return spokenConsent.issueChallenge(principal);
+    },
   });
 
   addRoute(app, registry, spokenConsentRecordingRoute, {

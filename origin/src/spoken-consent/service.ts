@@ -6,8 +6,11 @@ import {
   limits,
   ProblemError,
   SPOKEN_CONSENT_STATEMENT,
+  SPOKEN_CONSENT_STATEMENTS,
   type SpokenConsentEvidence,
+  spokenConsentStatementOf,
 } from '@vip/shared-schema';
+import { isCredentialContainer, scanContainer } from '@vip/shared-schema/provenance/container-scan';
 import { queueAuditRecords } from '../audit/index.js';
 import type { Principal } from '../auth/index.js';
 import { recordSpokenEvidence } from '../biometric-consent/index.js';
@@ -15,17 +18,18 @@ import type { SpokenConsentSettings } from '../config.js';
 import type { Database, Executor } from '../db/client.js';
 import type { ChallengeRow } from '../db/schema.js';
 import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 import type { Runtime } from '../runtime.js';
-import type { TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
-import { decodeAudio } from '../voiceprint/index.js';
+import { decodeAudio, sniffContainer, type TaggedEmbedding, type VoiceprintEngine } from '../voiceprint/index.js';
 import { findVoiceOfOwner } from '../voices/index.js';
-import { checkConsentWords, PHRASE_WORDS, spokenWords } from './consent-words.js';
+import { checkConsentWords, PHRASE_WORDS, spokenWords, type WordCalibration, type WordNotSaid, wordThresholdsOf } from './consent-words.js';
 import * as store from './store.js';
 import { WordsChecker } from './words.js';
 
 export interface SpokenConsentDeps {
   db: Database;
   runtime: Runtime;
+  limiter: RateLimiter;
   settings: SpokenConsentSettings;
 }
 
@@ -45,7 +49,14 @@ export interface VerifiedConsent {
 /** Written by calibrate.ts on dev/ (docs/DECISIONS.md#spoken-consent). */
 const calibration = JSON.parse(readFileSync(new URL('./calibration.json', import.meta.url), 'utf8')) as {
   statement: { min_score: number };
+  word: WordCalibration;
 };
+
+/**
+ * How long after its expiry a challenge is kept: an enrollment that checked its challenge just
+ * before the expiry still finds it to spend when its audio has been processed.
+ */
+export const EXPIRED_CHALLENGE_KEPT_MS = limits.consentChallengeTtlSeconds * 1000;
 
 const CHALLENGE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -54,10 +65,14 @@ export class SpokenConsentService {
 
   constructor(private readonly deps: SpokenConsentDeps) {}
 
-  /** Loads the decoder and checks that it can spell the statement and every phrase word (main.ts calls it at start-up). */
+  /**
+   * Loads the decoder and checks that it can spell every statement version, its negations and every
+   * phrase word (main.ts calls it at start-up).
+   */
   ready(): Promise<WordsChecker> {
     this.words ??= WordsChecker.create().then((checker) => {
-      const words = [SPOKEN_CONSENT_STATEMENT.text, ...SPOKEN_CONSENT_STATEMENT.negations, ...PHRASE_WORDS].flatMap(spokenWords);
+      const statements = Object.values(SPOKEN_CONSENT_STATEMENTS).flatMap((statement) => [statement.text, ...statement.negations]);
+      const words = [...statements, ...PHRASE_WORDS].flatMap(spokenWords);
       const unknown = [...new Set(words)].filter((word) => !checker.knows(word));
       if (unknown.length > 0) throw new Error(`The speech decoder's dictionary lacks ${unknown.join(', ')}`);
       return checker;
@@ -65,6 +80,21 @@ export class SpokenConsentService {
     return this.words;
   }
 
+  /** The limit per owner, before a challenge is issued. The RateLimit headers to answer with. */
+  admitChallenge(principal: Principal): Promise<Record<string, string>> {
+    return this.deps.limiter.take(
+      { name: 'consent-challenge', callsPerMinute: limits.consentChallengesPerOwnerPerMinute },
+      `user:${principal.userId}`,
+    );
+  }
+
+  /** The background round (jobs/background-jobs.ts): deletes challenges expired longer ago than EXPIRED_CHALLENGE_KEPT_MS. */
+  deleteExpiredChallenges(): Promise<number> {
+    const now = this.deps.runtime.clock.now().getTime();
+    return store.deleteChallengesExpiredBefore(this.deps.db, new Date(now - EXPIRED_CHALLENGE_KEPT_MS));
+  }
+
+  /** Call after admitChallenge. */
   async issueChallenge(principal: Principal) {
     const { db, runtime } = this.deps;
     await this.ready();
@@ -126,12 +156,19 @@ export class SpokenConsentService {
     engine: VoiceprintEngine,
   ): Promise<VerifiedConsent> {
     const challenge = this.usableChallenge(await store.findChallenge(this.deps.db, submission.challengeId), principal);
+    refuseContentCredentials(submission.recording.bytes);
     const audio = await decodeAudio(submission.recording.bytes, {
       maxBytes: limits.audioMaxBytes,
       maxSeconds: limits.spokenConsentMaxSeconds,
       minSeconds: 0.5,
     });
-    const consentVoice = await engine.embedFile(submission.recording.bytes);
+    // The watermark is read in the same pool job as the voice, from the same decoding, in its bounded windows.
+    const consentVoice = await engine.embedFile(submission.recording.bytes, { readWatermark: true });
+    if (consentVoice.watermark?.found) {
+      throw syntheticProblem(
+        "it carries this service's audio watermark, which platforms write into the speech they synthesize (docs/WATERMARK.md)",
+      );
+    }
     const similarity = engine.cosine(consentVoice, enrollment);
     const threshold = engine.points(enrollment.model).sample_vs_enrolled.verify;
     if (similarity < threshold) {
@@ -140,17 +177,27 @@ export class SpokenConsentService {
         'The spoken consent was read by another voice than the one in the enrollment recordings.',
       );
     }
+    // A challenge issued before the statement's upgrade is read against the statement it showed.
+    const statement = spokenConsentStatementOf(challenge.statementVersion);
+    if (!statement) throw challengeProblem();
     const verdict = checkConsentWords(
       await this.ready(),
       audio.samples,
-      { statement: SPOKEN_CONSENT_STATEMENT.text, negations: SPOKEN_CONSENT_STATEMENT.negations, phrase: challenge.phrase },
-      { minStatementScore: calibration.statement.min_score, phraseMaxWrongWords: this.deps.settings.phraseMaxWrongWords },
+      { statement: statement.text, negations: statement.negations, phrase: challenge.phrase },
+      {
+        minStatementScore: calibration.statement.min_score,
+        word: wordThresholdsOf(calibration.word),
+        phraseMaxWrongWords: this.deps.settings.phraseMaxWrongWords,
+      },
     );
     if (!verdict.statement.passed) {
       const heard = verdict.heard === '' ? 'nothing the statement could be' : `"${verdict.heard}"`;
+      const notSaid = verdict.statement.words_not_said;
       throw new ProblemError(
         'consent_statement_not_spoken',
-        `The consent statement was not heard in the spoken_consent recording. Heard: ${heard} (score ${verdict.statement.score}, at least ${calibration.statement.min_score} needed). Read the statement as shown, then the phrase.`,
+        notSaid.length > 0
+          ? `The consent statement was not heard in the spoken_consent recording: the decoder had to force in ${describeWordsNotSaid(notSaid)}; the audio there is not those words. Heard (with them forced in): ${heard}. Read the statement as shown, word for word, then the phrase.`
+          : `The consent statement was not heard in the spoken_consent recording. Heard: ${heard} (score ${verdict.statement.score}, at least ${calibration.statement.min_score} needed). Read the statement as shown, then the phrase.`,
         { heard: verdict.heard },
       );
     }
@@ -218,6 +265,34 @@ export class SpokenConsentService {
     return challenge;
   }
 }
+
+const syntheticProblem = (why: string) =>
+  new ProblemError(
+    'consent_recording_synthetic',
+    `The spoken_consent recording is refused as synthetic: ${why}. A spoken consent is the owner's own voice, recorded as it is read (the console's recorder, or a plain recording of a microphone).`,
+  );
+
+/**
+ * Content Credentials (a C2PA manifest store) in the recording: a tool that signs what it made wrote
+ * it, as platforms do for synthesized speech. The structural scan finds the store without parsing
+ * it (bounded by limits.containerMaxBoxes and limits.containerMaxDepth); only the containers
+ * Content Credentials are read from can carry one.
+ */
+function refuseContentCredentials(bytes: Uint8Array): void {
+  const container = sniffContainer(bytes);
+  if (container && isCredentialContainer(container) && scanContainer(bytes, container).store) {
+    throw syntheticProblem('it carries Content Credentials (a C2PA manifest), which tools write into media they made or edited');
+  }
+}
+
+/** "print" (word 12, scored below the words that were said), "a" (word 10, too short for its phones) */
+const FAULT_WORDS = {
+  score: 'scored below the words that were said',
+  too_short: 'too short for its phones',
+  too_long: 'too long for its phones',
+};
+const describeWordsNotSaid = (words: WordNotSaid[]) =>
+  words.map((word) => `"${word.word}" (word ${word.position}, ${FAULT_WORDS[word.fault]})`).join(', ');
 
 const challengeProblem = () =>
   new ProblemError(

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { type ChallengeRow, consentChallenges, spokenConsentRecordings } from '../db/schema.js';
 
@@ -10,6 +10,12 @@ export async function insertChallenge(db: Executor, challenge: typeof consentCha
 export async function findChallenge(db: Executor, challengeId: string): Promise<ChallengeRow | null> {
   const [row] = await db.select().from(consentChallenges).where(eq(consentChallenges.id, challengeId));
   return row ?? null;
+}
+
+/** Deletes every challenge (spent or not) that expired before `cutoff`; answers how many. */
+export async function deleteChallengesExpiredBefore(db: Executor, cutoff: Date): Promise<number> {
+  const rows = await db.delete(consentChallenges).where(lt(consentChallenges.expiresAt, cutoff)).returning({ id: consentChallenges.id });
+  return rows.length;
 }
 
 /** Spends the challenge; false when another enrollment spent it first. */

@@ -16,6 +16,15 @@ const SAMPLE_RATE = 16000;
 const SCORE_TO_NATS = 1024 * Math.log(1.0001);
 /** PocketSphinx cannot decode pure digital silence; noise far below any microphone's floor fixes it. */
 const DITHER = 1e-4;
+/** Frames per second of the decoder's features: an alignment's times, in seconds, are multiples of 1/100. */
+const FRAME_RATE = 100;
+/**
+ * An alignment segment's `p` is 1.0001 to the power of its acoustic score, and that score is in the
+ * model's units shifted right by 10 bits (SENSCR_SHIFT), relative to the best senone of each frame:
+ * its natural log times 1024 is the segment's score in nats. `p` is printed with three decimals, so a
+ * segment scored 0.000 is floored at half the last digit.
+ */
+const alignedNats = (p: number) => Math.log(Math.max(p, 0.0005)) * 1024;
 
 export interface DecodedWords {
   /** The grammar's sentence that best explains the audio, lower case, words separated by one space; empty when none fits. */
@@ -26,6 +35,22 @@ export interface DecodedWords {
    */
   score: number;
   frames: number;
+  /** The words of `text` where the audio puts them, pauses left out (empty when nothing fits). */
+  words: WordScore[];
+}
+
+/** One word of a decoded sentence, judged on its own frames. */
+export interface WordScore {
+  word: string;
+  frames: number;
+  /** Phones of the pronunciation the decoder aligned (a word has at least 3 frames per phone). */
+  phones: number;
+  /**
+   * Per frame of the word, how much better (natural log, acoustic only) the word explains its frames
+   * than the free phone loop explains the same frames: near zero or above for a word that was said,
+   * far below for a word the grammar forced onto other sounds.
+   */
+  score: number;
 }
 
 /** Phones of the model, less silence and noise: the words of the free phone loop. */
@@ -73,12 +98,22 @@ export class WordsChecker {
   decode(samples: Float32Array, ruleBody: string, rules: Record<string, string> = {}): DecodedWords {
     const audio = dithered(samples);
     const loop = this.search(audio, this.phoneLoop);
+    const loopSegments = this.alignedSegments();
     const sentence = this.search(audio, jsgf('sentence', ruleBody, rules));
     const frames = Math.max(1, loop.frames);
+    if (sentence.text === '') return { text: '', frames, score: Number.NEGATIVE_INFINITY, words: [] };
     return {
       text: sentence.text,
       frames,
-      score: sentence.text === '' ? Number.NEGATIVE_INFINITY : ((sentence.score - loop.score) * SCORE_TO_NATS) / frames,
+      score: ((sentence.score - loop.score) * SCORE_TO_NATS) / frames,
+      words: this.alignedSegments()
+        .filter((segment) => !isFiller(segment.name))
+        .map((segment) => ({
+          word: withoutVariant(segment.name),
+          frames: segment.end - segment.start,
+          phones: segment.phones,
+          score: roundTo((segment.nats - natsWithin(loopSegments, segment.start, segment.end)) / (segment.end - segment.start), 3),
+        })),
     };
   }
 
@@ -93,17 +128,31 @@ export class WordsChecker {
     this.decoder.start();
     this.decoder.process_audio(dithered(samples), false, true);
     this.decoder.stop();
-    return (
-      (this.decoder.get_alignment().w ?? [])
-        .filter((segment) => !segment.t.startsWith('<') && !segment.t.startsWith('['))
-        // A pronunciation variant is named word(2) in the dictionary.
-        .map((segment) => ({ word: segment.t.replace(/\(\d+\)$/, ''), start: segment.b, end: segment.b + segment.d }))
-    );
+    return (this.decoder.get_alignment().w ?? [])
+      .filter((segment) => !isFiller(segment.t))
+      .map((segment) => ({ word: withoutVariant(segment.t), start: segment.b, end: segment.b + segment.d }));
   }
 
   close(): void {
     this.module._free(this.scorePointer);
     this.decoder.delete();
+  }
+
+  /**
+   * The last search's best path, aligned again to its phones (the decoder's align level 1), as frame
+   * spans with their acoustic scores: the per-word evidence the path score sums away.
+   */
+  private alignedSegments(): AlignedSegment[] {
+    return (this.decoder.get_alignment({ align_level: 1 }).w ?? []).map((segment) => {
+      const start = Math.round(segment.b * FRAME_RATE);
+      return {
+        name: segment.t,
+        start,
+        end: start + Math.max(1, Math.round(segment.d * FRAME_RATE)),
+        phones: segment.w?.length ?? 1,
+        nats: alignedNats(segment.p),
+      };
+    });
   }
 
   private search(audio: Float32Array, grammar: string): { text: string; score: number; frames: number } {
@@ -135,6 +184,30 @@ export interface AlignedWord {
   end: number;
 }
 
+interface AlignedSegment {
+  /** The dictionary's name: a word, a pronunciation variant (word(2)), a phone of the loop, or a filler (<sil>, [noise]). */
+  name: string;
+  /** Frames [start, end). */
+  start: number;
+  end: number;
+  phones: number;
+  nats: number;
+}
+
+/** The score the phone loop gave frames [start, end): each of its segments counts for the share of its frames that lie there. */
+function natsWithin(segments: AlignedSegment[], start: number, end: number): number {
+  let nats = 0;
+  for (const segment of segments) {
+    const overlap = Math.min(end, segment.end) - Math.max(start, segment.start);
+    if (overlap > 0) nats += (segment.nats * overlap) / (segment.end - segment.start);
+  }
+  return nats;
+}
+
+const isFiller = (name: string) => name.startsWith('<') || name.startsWith('[') || name === '(NULL)';
+/** A pronunciation variant is named word(2) in the dictionary. */
+const withoutVariant = (name: string) => name.replace(/\(\d+\)$/, '');
+const roundTo = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
 const phoneWord = (phone: string) => `phone_${phone.toLowerCase()}`;
 
 function jsgf(name: string, body: string, rules: Record<string, string> = {}): string {
