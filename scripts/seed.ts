@@ -6,7 +6,7 @@
  * redemption. Everything goes through the public API, as an integrator's own code would.
  *
  * It runs as the admin (ADMIN_EMAIL / ADMIN_PASSWORD, else the demo admin `npm start -- --demo`
- * created) and keeps the demo owner's password and the API key in DATA_DIR/demo.json (mode 0600),
+ * created; `--demo` on a data folder whose admin a plain start created signs it in with the origin's key) and keeps the demo owner's password and the API key in DATA_DIR/demo.json (mode 0600),
  * so a second run reuses them. It refuses a service or a database (DATABASE_URL) that is not on this
  * machine unless given `--allow-remote`.
  */
@@ -15,17 +15,21 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { IntendedUse } from '@vip/shared-schema';
+import { BIOMETRIC_CONSENT_STATEMENT, type IntendedUse } from '@vip/shared-schema';
 import { createGateClient, createOriginClient, isApproved, ProblemError } from '@vip/shared-schema/client';
 import { DEFAULT_ADMIN_EMAIL, isLoopbackUrl } from '../origin/src/config.js';
-import { canSay, RECORDED_CONSENT, recordedConsent, recordedConsentEnrollment } from '../origin/src/testing/recorded-consent.js';
+import { syntheticConsent, syntheticEnrollment } from '../origin/src/testing/synthetic-consent.js';
 import { planeSettings } from './plane-settings.js';
 
 export const DEMO = {
   platformName: 'Demo TTS Platform',
   ownerEmail: 'demo-owner@vip.local',
-  /** The one speaker whose spoken consent is committed (fixtures/spoken-consent/): the origin requires one by default. */
-  voiceName: 'Demo voice (speechocean762 speaker 2007)',
+  /**
+   * A synthetic speaker whose spoken consent of the current statement is committed
+   * (fixtures/spoken-consent/synthetic/): the origin requires one by default.
+   */
+  voice: 'flite-awb',
+  voiceName: 'Demo voice (flite awb, synthetic)',
   /** The licence's scope: asking for it is approved, asking for anything else is blocked. */
   licensedUse: 'audiobook',
   unlicensedUse: 'podcast',
@@ -63,7 +67,8 @@ export interface SeedOptions {
   originUrl: string;
   edgeUrl: string;
   dataDir: string;
-  admin: { email: string; password?: string };
+  /** How the seed signs in as the admin: its password, or an admin access token (`npm start -- --demo` signs one for an existing admin). */
+  admin: { email: string; password?: string; accessToken?: string };
   /** DATABASE_URL of the service, when it runs on a Postgres server. */
   databaseUrl?: string;
   allowRemote?: boolean;
@@ -98,17 +103,20 @@ async function eventually(done: () => Promise<boolean>, timeoutMs: number, what:
   throw new Error(`${what} did not happen within ${timeoutMs / 1000} s`);
 }
 
-/**
- * A spoken-consent challenge whose phrase the demo speaker can read: the speaker recorded six of the
- * ten digits, so about one challenge in twenty is made of them alone. The phrase stays the origin's
- * random draw (nothing makes it predictable); the others expire unused after their ten minutes.
- */
-async function sayableChallenge<C extends { phrase: string }>(challenge: () => Promise<C>): Promise<C> {
-  for (let attempt = 0; attempt < 500; attempt++) {
-    const candidate = await challenge();
-    if (canSay(candidate.phrase)) return candidate;
-  }
-  throw new Error(`no challenge in 500 asked for a phrase of the digits ${RECORDED_CONSENT.speaker} recorded`);
+/** The admin's access token from a sign-in with its password (ADMIN_PASSWORD, else the one `--demo` kept in demo.json). */
+async function adminLogin(options: SeedOptions, state: DemoState): Promise<string> {
+  const password = options.admin.password ?? state.admin_password;
+  const howToSignIn =
+    "set ADMIN_PASSWORD to its password, or stop the service and start it with `npm start -- --demo`, which signs the seed in as the existing admin with the service's own key in DATA_DIR";
+  if (!password) throw new SeedRefused(`no admin password for ${options.admin.email}: ${howToSignIn}`);
+  const anonymous = createOriginClient({ baseUrl: options.originUrl });
+  const login = await anonymous.auth.login({ email: options.admin.email, password }).catch((error: unknown) => {
+    if (error instanceof ProblemError && error.status === 401) {
+      throw new SeedRefused(`the admin ${options.admin.email} could not log in: ${howToSignIn}`);
+    }
+    throw error;
+  });
+  return login.access_token;
 }
 
 export async function seedDemo(options: SeedOptions): Promise<DemoSeed> {
@@ -121,19 +129,11 @@ export async function seedDemo(options: SeedOptions): Promise<DemoSeed> {
     );
   }
   const state = readDemoState(options.dataDir);
-  const adminPassword = options.admin.password ?? state.admin_password;
-  if (!adminPassword) {
-    throw new SeedRefused('no admin password: set ADMIN_EMAIL and ADMIN_PASSWORD, or start the service with `npm start -- --demo`');
-  }
-
   const anonymous = createOriginClient({ baseUrl: options.originUrl });
-  const adminLogin = await anonymous.auth.login({ email: options.admin.email, password: adminPassword }).catch((error: unknown) => {
-    if (error instanceof ProblemError && error.status === 401) {
-      throw new SeedRefused(`the admin ${options.admin.email} could not log in: set ADMIN_PASSWORD to its password`);
-    }
-    throw error;
+  const asAdmin = createOriginClient({
+    baseUrl: options.originUrl,
+    bearerToken: options.admin.accessToken ?? (await adminLogin(options, state)),
   });
-  const asAdmin = createOriginClient({ baseUrl: options.originUrl, bearerToken: adminLogin.access_token });
 
   // The platform and its API key (a key is shown once: the one from an earlier run is kept while it is live).
   const platforms = await asAdmin.platforms.list();
@@ -161,12 +161,17 @@ export async function seedDemo(options: SeedOptions): Promise<DemoSeed> {
   const existingVoice = (await asOwner.voices.list()).voices.find((voice) => voice.name === DEMO.voiceName);
   let voiceId = existingVoice?.voice_id;
   if (!voiceId) {
-    const consent = await asOwner.biometricConsent.grant({ type: 'biometric', statement_version: '2026-01', accepted: true });
-    const audio = recordedConsentEnrollment().map((data, index) => ({ data, filename: `${RECORDED_CONSENT.enrollmentClips[index]}.opus` }));
-    const challenge = await sayableChallenge(() => asOwner.spokenConsent.challenge());
+    const consent = await asOwner.biometricConsent.grant({
+      type: 'biometric',
+      statement_version: BIOMETRIC_CONSENT_STATEMENT.version,
+      accepted: true,
+    });
+    const audio = syntheticEnrollment(DEMO.voice).map((data, index) => ({ data, filename: `enroll-${index + 1}.opus` }));
+    // Each digit is recorded alone, so whatever phrase the origin draws can be read.
+    const challenge = await asOwner.spokenConsent.challenge();
     const spoken_consent = {
       challenge_id: challenge.challenge_id,
-      recording: { data: recordedConsent(challenge.phrase), filename: 'spoken-consent.wav', type: 'audio/wav' },
+      recording: { data: await syntheticConsent(DEMO.voice, challenge.phrase), filename: 'spoken-consent.wav', type: 'audio/wav' },
     };
     voiceId = (await asOwner.voices.enroll({ name: DEMO.voiceName, consent_id: consent.consent_id, audio, spoken_consent })).voice_id;
   }
@@ -181,6 +186,7 @@ export async function seedDemo(options: SeedOptions): Promise<DemoSeed> {
     await asOwner.licenses.create(voiceId, {
       platform_name: DEMO.platformName,
       scopes: [DEMO.licensedUse],
+      description: 'Audiobook narration of the demo platform',
       expires_at: new Date(Date.now() + 365 * 86_400_000).toISOString(),
     });
   }

@@ -6,6 +6,7 @@ import { notFound, onError } from './http/errors.js';
 import { MountRecord } from './http/mount-record.js';
 import { requestLog } from './http/request-log.js';
 import { transportLimits } from './http/transport-limits.js';
+import { mountAuditLookup } from './routes/audit-lookup.js';
 import { mountAuditPull } from './routes/audit-pull.js';
 import { mountDemo } from './routes/demo.js';
 import { mountDocs } from './routes/docs.js';
@@ -36,6 +37,7 @@ export function createApp(runtime: Runtime): Hono<AppEnv> {
   mountJwks(mounts);
   mountInternalSync(mounts);
   mountAuditPull(mounts);
+  mountAuditLookup(mounts);
   mountOpenApi(mounts);
   mountDocs(mounts);
   mountHealth(mounts);

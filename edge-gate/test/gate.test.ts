@@ -75,9 +75,9 @@ describe('pre-synthesis check, Variant A: approved (docs/CONTRACT.md#gate-result
     expect((await check(key, voiceId, { license_token: licenceToken })).body.status).toBe('approved');
   });
 
-  it('writes an allow decision to the audit outbox, with the token jti', async () => {
+  it('writes an allow decision to the audit outbox, with the token jti and the terms of the licence that backed it', async () => {
     const key = await newPlatformKey();
-    const { voiceId } = await licensedVoice(key.platformName);
+    const { voiceId, record: published } = await licensedVoice(key.platformName);
     const { body } = await check(key, voiceId);
     const record = await findAuditRecord(body.check_id as string);
     expect(record).toMatchObject({
@@ -92,8 +92,30 @@ describe('pre-synthesis check, Variant A: approved (docs/CONTRACT.md#gate-result
       consent_status: 'active',
       caller_type: 'api_key',
       caller_id: key.keyId,
+      license_terms_sha256: published.licenses[0]!.terms_sha256,
     });
     expect(record?.token_jti).toMatch(UUID);
+  });
+
+  it('names the terms of the licence that covers the use, among the platform’s licences of the voice', async () => {
+    const key = await newPlatformKey();
+    const podcasts = await licence(key.platformName, ['podcast']);
+    const audiobooks = await licence(key.platformName, ['audiobook']);
+    const record = voiceRecord({ licenses: [podcasts, audiobooks] });
+    await publishVoice(record);
+    const { body } = await check(key, record.voice_id);
+    expect((await findAuditRecord(body.check_id as string))?.license_terms_sha256).toBe(audiobooks.terms_sha256);
+  });
+
+  it('writes an approval without terms, and no hash, for a licence published before licences had terms', async () => {
+    const key = await newPlatformKey();
+    const { terms_sha256: _none, ...older } = await licence(key.platformName, ['audiobook']);
+    const record = voiceRecord({ licenses: [older] });
+    await publishVoice(record);
+    const { body } = await check(key, record.voice_id);
+    const logged = await findAuditRecord(body.check_id as string);
+    expect(logged).toMatchObject({ decision: 'allow' });
+    expect(logged).not.toHaveProperty('license_terms_sha256');
   });
 });
 
@@ -134,6 +156,8 @@ describe('pre-synthesis check, Variant A: blocked (docs/CONTRACT.md#gate-results
       license_status: 'licensed',
       consent_status: 'withdrawn',
     });
+    // A refusal rests on no licence: its entry names no terms.
+    expect(await findAuditRecord(body.check_id as string)).not.toHaveProperty('license_terms_sha256');
   });
 
   it('blocks with no_consent while consent is still unknown (freshly enrolled)', async () => {

@@ -63,7 +63,7 @@ describe('GET /openapi.json and /docs', () => {
     expect(response.status).toBe(200);
     const document = (await response.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
     expect(document.openapi).toBe('3.1.0');
-    const internal: unknown[] = [edgeRoutes.indexSync, edgeRoutes.auditPull];
+    const internal: unknown[] = [edgeRoutes.indexSync, edgeRoutes.auditPull, edgeRoutes.auditLookup];
     for (const route of Object.values(edgeRoutes)) {
       expect(document.paths[route.path]?.[route.method], route.path).toEqual(internal.includes(route) ? undefined : expect.anything());
     }

@@ -1,4 +1,6 @@
 import { SELF } from 'cloudflare:test';
+import { redeemResultSchema } from '@vip/shared-schema';
+import { WATERMARK_ALGORITHM } from '@vip/shared-schema/watermark/index';
 import { generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { findAuditRecord } from './testing/audit.js';
@@ -37,7 +39,7 @@ describe('POST /api/v1/protect/authorizations/redeem: happy path', () => {
     const { token, checkId, record } = await approvedToken(key);
     const response = await redeem(token, { 'x-api-key': key.apiKey });
     expect(response.status).toBe(200);
-    const body = (await response.json()) as Record<string, string>;
+    const body = redeemResultSchema.parse(await response.json());
     expect(body).toEqual({
       voice_id: record.voice_id,
       platform_name: key.platformName,
@@ -45,14 +47,27 @@ describe('POST /api/v1/protect/authorizations/redeem: happy path', () => {
       check_id: checkId,
       jti: decodeJwtPart(token.split('.')[1]!).jti,
       redemption_check_id: expect.any(String),
+      watermark: { alg: WATERMARK_ALGORITHM, id: expect.stringMatching(/^[0-9a-f]{10}$/) },
     });
-    expect(await findAuditRecord(body.redemption_check_id!)).toMatchObject({
+    // The id travels to the origin beside the redemption's record, which it registers to.
+    expect(await findAuditRecord(body.redemption_check_id)).toMatchObject({
       kind: 'authorization.redeemed',
       action: 'redeemed',
       decision: 'allow',
       token_jti: body.jti,
       caller_id: key.keyId,
+      watermark_id: body.watermark.id,
     });
+  });
+
+  it('gives every synthesis a mark of its own', async () => {
+    const key = await newPlatformKey();
+    const ids = new Set<string>();
+    for (let round = 0; round < 3; round++) {
+      const { token } = await approvedToken(key);
+      ids.add(redeemResultSchema.parse(await (await redeem(token, { 'x-api-key': key.apiKey })).json()).watermark.id);
+    }
+    expect(ids.size).toBe(3);
   });
 
   it('lets exactly one of 100 concurrent redemptions succeed', async () => {

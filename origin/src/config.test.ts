@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config.js';
+import { DEFAULT_DATABASE_TIMEOUTS, DEFAULT_REGISTRATIONS_PER_MINUTE, loadConfig } from './config.js';
 
 describe('loadConfig', () => {
   it('fills the defaults: port 8080 on loopback, PGlite under ./.data, no edge', () => {
@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       kind: 'postgres',
       url: 'postgres://postgres@127.0.0.1:5432/vip',
       localProxy: true,
+      timeouts: DEFAULT_DATABASE_TIMEOUTS,
     });
     expect(loadConfig({ DATABASE_URL: 'postgresql://u:p@ep-x.eu-central-1.aws.neon.tech/db' }).database).toMatchObject({
       localProxy: false,
@@ -31,6 +32,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://db.internal/vip', DATABASE_WS_PROXY: 'on' }).database).toMatchObject({
       localProxy: true,
     });
+  });
+
+  it('bounds waiting for the database, on either driver, with the timeouts given', () => {
+    expect(loadConfig({}).database.timeouts).toEqual({ statementMs: 5_000, lockMs: 2_000, acquireMs: 4_000 });
+    const env = { DATABASE_STATEMENT_TIMEOUT_MS: '1500', DATABASE_LOCK_TIMEOUT_MS: '300', DATABASE_ACQUIRE_TIMEOUT_MS: '800' };
+    const timeouts = { statementMs: 1_500, lockMs: 300, acquireMs: 800 };
+    expect(loadConfig(env).database).toEqual({ kind: 'pglite', dir: './.data/pglite', timeouts });
+    expect(loadConfig({ ...env, DATABASE_URL: 'postgres://db.internal/vip' }).database).toMatchObject({ kind: 'postgres', timeouts });
+    expect(() => loadConfig({ DATABASE_LOCK_TIMEOUT_MS: '0' })).toThrow(/DATABASE_LOCK_TIMEOUT_MS/);
+    expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '5s' })).toThrow(/DATABASE_STATEMENT_TIMEOUT_MS/);
   });
 
   it('needs INTERNAL_SECRET when EDGE_URL is set', () => {
@@ -148,5 +159,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ VOICEPRINT_THRESHOLDS: 'campplus-voxceleb' })).toThrow(/VOICEPRINT_THRESHOLDS/);
     expect(() => loadConfig({ VOICEPRINT_BACKEND: 'gpu' })).toThrow(/VOICEPRINT_BACKEND/);
     expect(() => loadConfig({ VOICEPRINT_MODEL: "v1'; drop table voices" })).toThrow(/VOICEPRINT_MODEL/);
+  });
+
+  it('reads REGISTRATIONS_PER_MINUTE, a whole number of at least 1, default DEFAULT_REGISTRATIONS_PER_MINUTE', () => {
+    expect(loadConfig({}).registrationsPerMinute).toBe(DEFAULT_REGISTRATIONS_PER_MINUTE);
+    expect(loadConfig({ REGISTRATIONS_PER_MINUTE: '20' }).registrationsPerMinute).toBe(20);
+    expect(() => loadConfig({ REGISTRATIONS_PER_MINUTE: '0' })).toThrow(/REGISTRATIONS_PER_MINUTE/);
   });
 });

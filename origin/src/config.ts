@@ -32,6 +32,18 @@ export const DEFAULT_ADMIN_EMAIL = 'admin@vip.local';
 /** Screenings and comparisons per minute per API key (or user), and licence requests per minute per API key, unless configured. */
 export const DEFAULT_PROTECTION_LIMITS = { screeningPerMinute: 60, comparePerMinute: 60, licenseRequestsPerMinute: 10 } as const;
 
+/** Account registrations (POST /api/v1/auth/register) per minute per client address, unless configured. */
+export const DEFAULT_REGISTRATIONS_PER_MINUTE = 5;
+
+/**
+ * Bounds on waiting for the database (docs/OPERATIONS.md#database-timeouts). A request that meets one
+ * answers 503 `unavailable` with Retry-After instead of hanging, and holds no connection longer.
+ * `statementMs` and `lockMs` are Postgres's statement_timeout and lock_timeout; `acquireMs` bounds
+ * waiting for a pooled connection (and opening a new one).
+ */
+export const DEFAULT_DATABASE_TIMEOUTS = { statementMs: 5_000, lockMs: 2_000, acquireMs: 4_000 } as const;
+export type DatabaseTimeouts = { [K in keyof typeof DEFAULT_DATABASE_TIMEOUTS]: number };
+
 /**
  * `required` (the default): every enrollment and re-enrollment needs a spoken consent. `when_given`:
  * one that is sent is checked like a required one, and an enrollment without one goes ahead as
@@ -64,6 +76,12 @@ const envSchema = z
     DATABASE_URL: optional(z.url({ protocol: /^postgres(ql)?$/ })),
     /** `auto` starts the local WebSocket-to-TCP proxy when DATABASE_URL names a loopback host (Neon needs none). */
     DATABASE_WS_PROXY: optional(z.enum(['auto', 'on', 'off'])).default('auto'),
+    /** Longest one SQL statement may run on a Postgres server (statement_timeout); the client gives up shortly after. */
+    DATABASE_STATEMENT_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000)).default(DEFAULT_DATABASE_TIMEOUTS.statementMs),
+    /** Longest a statement waits for a lock (lock_timeout), held by another transaction or another replica. */
+    DATABASE_LOCK_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000)).default(DEFAULT_DATABASE_TIMEOUTS.lockMs),
+    /** Longest a request waits for a database connection: a free one in the pool, a new one to open, or PGlite's only one. */
+    DATABASE_ACQUIRE_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(600_000)).default(DEFAULT_DATABASE_TIMEOUTS.acquireMs),
     EDGE_URL: optional(z.url({ protocol: /^https?$/ })),
     INTERNAL_SECRET: optional(z.string().min(16)),
     /** Ed25519 private JWK (with kid) that signs access tokens. */
@@ -107,6 +125,8 @@ const envSchema = z
     LICENSE_REQUESTS_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(
       DEFAULT_PROTECTION_LIMITS.licenseRequestsPerMinute,
     ),
+    /** Account registrations (each a scrypt hash) per client address per minute; behind a reverse proxy this needs TRUST_PROXY. */
+    REGISTRATIONS_PER_MINUTE: optional(z.coerce.number().int().min(1).max(100_000)).default(DEFAULT_REGISTRATIONS_PER_MINUTE),
     /** Spoken consent at enrollment (docs/OPERATIONS.md#spoken-consent): `required`, or checked only `when_given`. */
     SPOKEN_CONSENT: optional(z.enum(SPOKEN_CONSENT_MODES)).default(defaultSpokenConsentSettings.mode),
     /** Words of the challenge phrase that may be misheard: 0 or 1. */
@@ -132,6 +152,8 @@ const envSchema = z
       }),
     ),
     AUDIT_CHECKPOINT_INTERVAL_SECONDS: optional(z.coerce.number().int().min(1).max(86_400)).default(60),
+    /** How long the audit collector waits between pulls of the edge while nothing is pending; unset: the collector's own default. */
+    AUDIT_COLLECT_INTERVAL_MS: optional(z.coerce.number().int().min(100).max(600_000)),
     /** The transparency log's origin line and signed-note key name (C2SP tlog-checkpoint): no spaces or `+`. */
     TLOG_ORIGIN: optional(z.string().regex(/^[^\s+\u2014]{1,200}$/u, 'no whitespace, plus signs or em dashes')).default(
       DEFAULT_TLOG_ORIGIN,
@@ -146,6 +168,8 @@ const envSchema = z
     WEBHOOK_RETRY_SCHEDULE: optional(z.string().regex(/^\d+(,\d+)*$/, 'comma-separated whole seconds')),
     /** How long a receiver gets to answer one delivery attempt; kept under the worker's 60 s claim lease. */
     WEBHOOK_TIMEOUT_SECONDS: optional(z.coerce.number().int().min(1).max(30)).default(15),
+    /** Deliveries of one endpoint in flight at once, all replicas together (one voice's state events still one at a time). */
+    WEBHOOK_CONCURRENCY: optional(z.coerce.number().int().min(1).max(64)).default(8),
   })
   .refine((env) => !env.EDGE_URL || env.INTERNAL_SECRET, { path: ['INTERNAL_SECRET'], message: 'required when EDGE_URL is set' });
 
@@ -156,7 +180,7 @@ export interface OriginConfig {
   host: string;
   instanceId: string | undefined;
   dataDir: string;
-  database: { kind: 'pglite'; dir: string } | { kind: 'postgres'; url: string; localProxy: boolean };
+  database: ({ kind: 'pglite'; dir: string } | { kind: 'postgres'; url: string; localProxy: boolean }) & { timeouts: DatabaseTimeouts };
   edge: { url: string; internalSecret: string } | null;
   jwtPrivateJwk: z.infer<typeof jwkSchema> | null;
   admin: { email: string; password: string | null };
@@ -167,12 +191,16 @@ export interface OriginConfig {
   /** Null: the embedded default, a key file under DATA_DIR. */
   secretsEncryptionKeys: EncryptionKey[] | null;
   auditCheckpointIntervalMs: number;
+  /** Null: the collector's own default (background-jobs.ts). */
+  auditCollectIntervalMs: number | null;
   tlog: { origin: string; checkpointIntervalMs: number };
   gateVariant: GateVariant;
-  webhooks: { allowLoopback: boolean; retryScheduleSeconds: number[]; timeoutMs: number };
+  webhooks: { allowLoopback: boolean; retryScheduleSeconds: number[]; timeoutMs: number; concurrencyPerEndpoint: number };
   licenseExpiryIntervalMs: number;
   /** Per-credential limits of the protection loop's routes, calls per minute. */
   protection: { screeningPerMinute: number; comparePerMinute: number; licenseRequestsPerMinute: number; licensingUrl: string };
+  /** Account registrations per client address per minute. */
+  registrationsPerMinute: number;
   spokenConsent: SpokenConsentSettings;
   voiceprint: {
     modelsDir: string;
@@ -208,13 +236,19 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
     if (!jwk.success) throw new Error('Invalid configuration:\n  JWT_PRIVATE_JWK: expected an Ed25519 private JWK (OKP, d, x, kid)');
     jwtPrivateJwk = jwk.data;
   }
+  const timeouts: DatabaseTimeouts = {
+    statementMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+    lockMs: e.DATABASE_LOCK_TIMEOUT_MS,
+    acquireMs: e.DATABASE_ACQUIRE_TIMEOUT_MS,
+  };
   const database: OriginConfig['database'] = e.DATABASE_URL
     ? {
         kind: 'postgres',
         url: e.DATABASE_URL,
         localProxy: e.DATABASE_WS_PROXY === 'on' || (e.DATABASE_WS_PROXY === 'auto' && isLoopbackUrl(e.DATABASE_URL)),
+        timeouts,
       }
-    : { kind: 'pglite', dir: `${e.DATA_DIR.replace(/\/+$/, '')}/pglite` };
+    : { kind: 'pglite', dir: `${e.DATA_DIR.replace(/\/+$/, '')}/pglite`, timeouts };
   return {
     port: e.ORIGIN_PORT,
     host: e.ORIGIN_HOST,
@@ -230,12 +264,14 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
     checkpointPrivateJwk: e.CHECKPOINT_PRIVATE_JWK ? parseJwk('CHECKPOINT_PRIVATE_JWK', e.CHECKPOINT_PRIVATE_JWK) : null,
     secretsEncryptionKeys: e.SECRETS_ENCRYPTION_KEYS ?? null,
     auditCheckpointIntervalMs: e.AUDIT_CHECKPOINT_INTERVAL_SECONDS * 1000,
+    auditCollectIntervalMs: e.AUDIT_COLLECT_INTERVAL_MS ?? null,
     tlog: { origin: e.TLOG_ORIGIN, checkpointIntervalMs: e.TLOG_CHECKPOINT_INTERVAL_MS },
     gateVariant: e.GATE_VARIANT,
     webhooks: {
       allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK,
       retryScheduleSeconds: e.WEBHOOK_RETRY_SCHEDULE?.split(',').map(Number) ?? DEFAULT_RETRY_SCHEDULE_SECONDS,
       timeoutMs: e.WEBHOOK_TIMEOUT_SECONDS * 1000,
+      concurrencyPerEndpoint: e.WEBHOOK_CONCURRENCY,
     },
     licenseExpiryIntervalMs: e.LICENSE_EXPIRY_INTERVAL_SECONDS * 1000,
     protection: {
@@ -245,6 +281,7 @@ export function loadConfig(env: Record<string, string | undefined>): OriginConfi
       licensingUrl:
         e.LICENSING_URL ?? `http://${e.ORIGIN_HOST.includes(':') ? `[${e.ORIGIN_HOST}]` : e.ORIGIN_HOST}:${e.ORIGIN_PORT}/licensing`,
     },
+    registrationsPerMinute: e.REGISTRATIONS_PER_MINUTE,
     spokenConsent: { mode: e.SPOKEN_CONSENT, phraseMaxWrongWords: e.SPOKEN_CONSENT_PHRASE_MAX_WRONG_WORDS },
     voiceprint: {
       modelsDir: e.MODELS_DIR ?? `${e.DATA_DIR.replace(/\/+$/, '')}/models`,

@@ -59,12 +59,15 @@ const {
   webhooks,
   protection: config.protection,
   spokenConsent: config.spokenConsent,
+  registrationsPerMinute: config.registrationsPerMinute,
   jobs: {
     edge: config.edge,
     licenseExpiryIntervalMs: config.licenseExpiryIntervalMs,
     auditCheckpointIntervalMs: config.auditCheckpointIntervalMs,
+    ...(config.auditCollectIntervalMs !== null && { auditCollectIntervalMs: config.auditCollectIntervalMs }),
     tlogCheckpointIntervalMs: config.tlog.checkpointIntervalMs,
     webhookRetryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+    webhookConcurrencyPerEndpoint: config.webhooks.concurrencyPerEndpoint,
   },
 });
 app.log.info({ model: voiceprint.model.name, backend: voiceprint.backend }, 'voiceprint engine ready');

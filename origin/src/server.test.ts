@@ -2,19 +2,11 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { queueAuditRecords } from './audit/queue.js';
 import { gateRecord } from './testing/audit-records.js';
-import { startTestOrigin } from './testing/origin.js';
+import { startTestOrigin, UNHURRIED_JOBS } from './testing/origin.js';
 
 describe('shutdown', () => {
   it('is app.close(), as in main.ts: the running loops stop, then the database closes', async () => {
-    const origin = await startTestOrigin({
-      jobs: {
-        edge: null,
-        licenseExpiryIntervalMs: 60_000,
-        auditCheckpointIntervalMs: 60_000,
-        tlogCheckpointIntervalMs: 60_000,
-        webhookRetryScheduleSeconds: [0],
-      },
-    });
+    const origin = await startTestOrigin({ jobs: UNHURRIED_JOBS });
     origin.jobs!.start();
     // The appender loop chains a queued decision: the loops are live when the app closes.
     const decision = gateRecord();

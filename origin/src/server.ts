@@ -10,7 +10,12 @@ import { createGuards } from './auth/guard.js';
 import type { PasswordHasher } from './auth/passwords.js';
 import { registerAuthRoutes } from './auth/routes.js';
 import { registerBiometricConsentRoutes } from './biometric-consent/routes.js';
-import { DEFAULT_PROTECTION_LIMITS, defaultSpokenConsentSettings, type SpokenConsentSettings } from './config.js';
+import {
+  DEFAULT_PROTECTION_LIMITS,
+  DEFAULT_REGISTRATIONS_PER_MINUTE,
+  defaultSpokenConsentSettings,
+  type SpokenConsentSettings,
+} from './config.js';
 import { registerConsoleRoutes } from './console/routes.js';
 import type { DatabaseHandle } from './db/client.js';
 import { serializeError } from './db/errors.js';
@@ -26,7 +31,12 @@ import { type BackgroundJobSettings, type BackgroundJobs, createBackgroundJobs }
 import type { WakeSignal } from './jobs/wake-signal.js';
 import { registerLicenseRequestRoutes } from './license-requests/routes.js';
 import { registerPlatformRoutes } from './platforms/routes.js';
-import { registerProvenanceVerifyRoute, registerSigningCertificateRoutes } from './provenance/routes.js';
+import {
+  registerProvenanceVerifyRoute,
+  registerSigningCertificateRoutes,
+  registerSoftBindingRoutes,
+  registerSoftBindingUploadRoutes,
+} from './provenance/routes.js';
 import { registerLicenseRoutes } from './registry/licenses/routes.js';
 import { registerLicensingPageRoutes } from './registry/licensing-page/routes.js';
 import { registerSynthesisConsentRoutes } from './registry/synthesis-consent/routes.js';
@@ -71,6 +81,8 @@ export interface ServerDeps {
   protection?: ProtectionSettings;
   /** Default: required (defaultSpokenConsentSettings). */
   spokenConsent?: SpokenConsentSettings;
+  /** Account registrations per client address per minute; default DEFAULT_REGISTRATIONS_PER_MINUTE. */
+  registrationsPerMinute?: number;
   /** Absent: no background loops are built (tests that drive one job themselves). */
   jobs?: BackgroundJobSettings;
 }
@@ -135,6 +147,9 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     webhooks: webhookConfig,
     protection: deps.protection ?? DEFAULT_PROTECTION,
     spokenConsent: deps.spokenConsent ?? defaultSpokenConsentSettings,
+    registrationsPerMinute: deps.registrationsPerMinute ?? DEFAULT_REGISTRATIONS_PER_MINUTE,
+    // The edge the background jobs sync with and collect from.
+    edge: deps.jobs?.edge,
   });
   const jobs = deps.jobs
     ? createBackgroundJobs({
@@ -145,6 +160,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
         audit: services.audit,
         tlog: services.tlog,
         licenses: services.licenses,
+        spokenConsent: services.spokenConsent,
         webhookSender: webhookConfig.sender,
         settings: deps.jobs,
       })
@@ -181,7 +197,9 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
     registerDetectionRoutes(scoped, services.detection);
     registerScreeningRoutes(scoped, services.screening);
     registerProvenanceVerifyRoute(scoped, services.provenance);
+    registerSoftBindingUploadRoutes(scoped, services.softBinding);
   });
+  registerSoftBindingRoutes(kit, services.softBinding);
   registerSigningCertificateRoutes(kit, services.signingCertificates);
   registerLicenseRequestRoutes(kit, services.licenseRequests);
   registerAuditRoutes(kit, services.audit);

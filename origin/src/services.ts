@@ -9,6 +9,7 @@ import { BiometricConsentService } from './biometric-consent/service.js';
 import type { SpokenConsentSettings } from './config.js';
 import type { Database } from './db/client.js';
 import { DetectionService } from './detection/service.js';
+import { edgeAuditLookup } from './edge-link/audit-lookup.js';
 import { HealthService } from './health/service.js';
 import { RateLimiter } from './http/rate-limit.js';
 import type { WakeSignal } from './jobs/wake-signal.js';
@@ -16,6 +17,7 @@ import { LicenseRequestService } from './license-requests/service.js';
 import { PlatformService } from './platforms/service.js';
 import { SigningCertificateService } from './provenance/certificates.js';
 import { ProvenanceService } from './provenance/service.js';
+import { SoftBindingService } from './provenance/soft-binding.js';
 import { LicenseService } from './registry/licenses/service.js';
 import { SynthesisConsentService } from './registry/synthesis-consent/service.js';
 import type { Runtime } from './runtime.js';
@@ -47,6 +49,10 @@ export interface ServiceDeps {
   webhooks: WebhookSettings;
   protection: ProtectionSettings;
   spokenConsent: SpokenConsentSettings;
+  /** Account registrations per client address per minute. */
+  registrationsPerMinute: number;
+  /** The edge whose audit store a receipt asked for too early is looked up in; absent without one. */
+  edge?: { url: string; internalSecret: string } | null;
 }
 
 /** Every service of the origin, one instance each; routes and background jobs share them. */
@@ -70,6 +76,7 @@ export interface Services {
   tlog: TransparencyLog;
   /** Content Credentials: judging files, and the certificates platforms sign them with. */
   provenance: ProvenanceService;
+  softBinding: SoftBindingService;
   signingCertificates: SigningCertificateService;
   webhooks: WebhookService;
 }
@@ -80,16 +87,24 @@ export function buildServices(deps: ServiceDeps): Services {
   const engine = deps.voiceprint;
   const limiter = new RateLimiter(db, runtime.clock);
   const licenses = new LicenseService({ db, runtime, outbox });
-  const spokenConsent = new SpokenConsentService({ db, runtime, settings: deps.spokenConsent });
+  const spokenConsent = new SpokenConsentService({ db, runtime, limiter, settings: deps.spokenConsent });
   const tlog = new TransparencyLog({
     db,
     clock: runtime.clock,
     checkpoints: deps.checkpoints,
     origin: deps.tlogOrigin ?? DEFAULT_TLOG_ORIGIN,
+    ...(deps.edge && { edgeAudit: edgeAuditLookup(deps.edge, runtime.clock) }),
   });
   return {
     health: new HealthService({ db, voiceprint: engine }),
-    auth: new AuthService({ db, hasher: deps.hasher, tokens: deps.tokens, runtime }),
+    auth: new AuthService({
+      db,
+      hasher: deps.hasher,
+      tokens: deps.tokens,
+      runtime,
+      limiter,
+      registrationsPerMinute: deps.registrationsPerMinute,
+    }),
     platforms: new PlatformService({ db, runtime, outbox }),
     biometricConsents: new BiometricConsentService({ db, runtime }),
     spokenConsent,
@@ -118,6 +133,7 @@ export function buildServices(deps: ServiceDeps): Services {
     audit: new AuditService({ db, clock: runtime.clock, checkpoints: deps.checkpoints }),
     tlog,
     provenance: new ProvenanceService({ db, runtime, limiter, tlog, engine }),
+    softBinding: new SoftBindingService({ db, runtime, limiter, tlog, engine }),
     signingCertificates: new SigningCertificateService({ db, runtime }),
     webhooks: new WebhookService({ db, runtime, settings: deps.webhooks }),
   };

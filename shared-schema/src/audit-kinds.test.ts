@@ -95,6 +95,30 @@ describe('the table', () => {
       caller_type: 'user',
     });
     expect(auditEntryWords(entry(consent))).toBe('Synthesis consent is now off: every platform is refused.');
+    // A file checked by its credentials, and one whose watermark alone named the voice.
+    const verification = (reason: string) =>
+      auditEntryWords(
+        entry(
+          buildAuditRecord('provenance.verification', {
+            ...base,
+            voice_id: base.check_id,
+            platform_name: 'acme',
+            reason,
+            caller_type: 'anonymous',
+          }),
+        ),
+      );
+    expect(verification(`verdict=authorized;authorization=${base.check_id};signer=acme signer;named_by=credentials`)).toBe(
+      'Someone checked a file whose Content Credentials name this voice and acme: authorized.',
+    );
+    expect(verification(`verdict=watermark_authorized;authorization=${base.check_id};signer=none;named_by=watermark`)).toBe(
+      'Someone checked a file without Content Credentials whose watermark names this voice and acme: authorized by its watermark.',
+    );
+    expect(
+      verification(`verdict=credentials_watermark_mismatch;authorization=${base.check_id};signer=acme signer;named_by=credentials`),
+    ).toBe(
+      'Someone checked a file whose Content Credentials name this voice and acme: its Content Credentials and its watermark name different checks.',
+    );
     for (const kind of AUDIT_KINDS satisfies AuditKind[]) {
       const action = Object.keys(AUDIT_KIND_RULES[kind].actions)[0] as AuditAction;
       expect(auditEntryWords(entry(buildAuditRecord(kind, { ...base, action, caller_type: 'system' } as never)))).toMatch(/\.$/);

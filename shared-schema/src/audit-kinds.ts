@@ -47,6 +47,12 @@ export const CONSENT_WORDS: Record<string, string> = {
 
 /** A reason's code in words: `scope_mismatch` reads "scope mismatch". */
 const spaced = (code: string | null) => (code ?? '').replaceAll('_', ' ');
+/** The verdicts of a file's watermark, which their codes alone would word badly (docs/CONTRACT.md#the-audio-watermark-in-a-verification). */
+const WATERMARK_VERDICT_WORDS: Record<string, string> = {
+  watermark_authorized: 'authorized by its watermark',
+  watermark_not_issued: 'its watermark was never issued by this service',
+  credentials_watermark_mismatch: 'its Content Credentials and its watermark name different checks',
+};
 /** What a reason of the form `<what happened>:<ids>` says happened, in words. */
 const happened = (reason: string | null) => spaced(reason).split(':')[0]!;
 
@@ -146,14 +152,30 @@ export const AUDIT_KIND_RULES = {
     events: ['license.requested'],
     words: (_entry, who) => `${who} asked you for a licence.`,
   },
-  // Someone checked a file whose Content Credentials name this voice and platform; the reason is
-  // `verdict=<verdict>;authorization=<check_id>;signer=<common name>` (docs/CONTRACT.md#verifying-a-file).
+  // Someone checked a file whose Content Credentials, or whose watermark alone, name this voice and
+  // platform; the reason is `verdict=<verdict>;authorization=<check_id>;signer=<common name>;named_by=<credentials|watermark|none>`
+  // (docs/CONTRACT.md#verifying-a-file).
   'provenance.verification': {
     actions: { verified: null },
     readers: ['owner', 'platform', 'caller'],
     events: ['provenance.verification_failed'],
+    words: (entry, who) => {
+      const verdict = /^verdict=([a-z_]+)/.exec(entry.reason ?? '')?.[1] ?? 'unknown';
+      const file = /;named_by=watermark\b/.test(entry.reason ?? '')
+        ? 'a file without Content Credentials whose watermark names'
+        : 'a file whose Content Credentials name';
+      return `Someone checked ${file} this voice and ${who}: ${WATERMARK_VERDICT_WORDS[verdict] ?? spaced(verdict)}.`;
+    },
+  },
+  // Someone looked up a watermark id (C2PA soft-binding resolution, by binding or by content) that
+  // resolved to an authorization of this voice and platform; the reason is
+  // `lookup=<binding|content>;authorization=<check_id>;matches=<n>` (docs/CONTRACT.md#the-soft-binding-resolution-api).
+  'provenance.lookup': {
+    actions: { looked_up: null },
+    readers: ['owner', 'platform', 'caller'],
+    events: [],
     words: (entry, who) =>
-      `Someone checked a file whose Content Credentials name this voice and ${who}: ${spaced(/^verdict=([a-z_]+)/.exec(entry.reason ?? '')?.[1] ?? 'unknown')}.`,
+      `Someone looked up a watermark ${who} wrote into audio of this voice (${/^lookup=([a-z]+)/.exec(entry.reason ?? '')?.[1] ?? 'unknown'}).`,
   },
   // The reason starts with how the request ended (approved, declined, consent_withdrawn, voice_deleted), then its ids.
   'license.request_closed': {
@@ -191,7 +213,16 @@ export type WebhookEvent = Rules[AuditKind]['events'][number] | (typeof EVENTS_W
 /** True when T is a union of two or more members. */
 type IsUnion<T, U = T> = T extends unknown ? ([U] extends [T] ? false : true) : never;
 
-type Optional = 'voice_id' | 'platform_name' | 'intended_use' | 'reason' | 'license_status' | 'consent_status' | 'caller_id' | 'token_jti';
+type Optional =
+  | 'voice_id'
+  | 'platform_name'
+  | 'intended_use'
+  | 'reason'
+  | 'license_status'
+  | 'consent_status'
+  | 'caller_id'
+  | 'token_jti'
+  | 'license_terms_sha256';
 
 /**
  * What an emitter says about one record: the fields it sets (the rest are null), and the action,
@@ -223,6 +254,8 @@ export function buildAuditRecord<K extends AuditKind>(kind: K, fields: AuditReco
     caller_type: fields.caller_type,
     caller_id: fields.caller_id ?? null,
     token_jti: fields.token_jti ?? null,
+    // Only where there are terms: an entry without them hashes as entries always did.
+    ...(fields.license_terms_sha256 === undefined ? {} : { license_terms_sha256: fields.license_terms_sha256 }),
   };
   const unreadable =
     (record.voice_id !== null && !rule.readers.includes('owner')) ||

@@ -49,6 +49,13 @@ export const auditRecordSchema = z.object({
   /** Key id, user id, or a hash of the client IP for anonymous Variant B calls: never a secret. */
   caller_id: z.string().nullable(),
   token_jti: z.string().nullable(),
+  /**
+   * On an approval backed by a licence (`gate.decision`, `authorized`) and on a licence's creation or
+   * renewal (`license.changed`): the SHA-256 of the licence's canonical terms (license-terms.ts), so
+   * the log says under which terms a synthesis was approved. Absent from every other entry, and from
+   * entries logged before licences had terms, whose hashes stay as they were.
+   */
+  license_terms_sha256: hexDigest.optional(),
 });
 export type AuditRecord = z.infer<typeof auditRecordSchema>;
 

@@ -3,6 +3,7 @@ import { PROBLEM_CODES_ANCHOR, PROBLEM_CODES_EXTENSION } from './docs-anchors.js
 import { FIELD_DESCRIPTIONS } from './field-docs.js';
 import { API_KEY_PREFIX } from './identity.js';
 import { LICENSE_TOKEN_PREFIX } from './licenses.js';
+import { BIOMETRIC_CONSENT_STATEMENT } from './pages.js';
 import { PROBLEM_CODES, type ProblemCode, problemSchema } from './problem.js';
 
 /**
@@ -59,7 +60,45 @@ export const pathOf = <C extends Pick<RouteContract, 'path'>>(
 /** Hono and Fastify spell path parameters `:name`. */
 export const routerPath = (contract: Pick<RouteContract, 'path'>): string => contract.path.replace(/\{(\w+)\}/g, ':$1');
 
-const ALWAYS: readonly ProblemCode[] = ['internal_error'];
+/**
+ * What every route of either plane can answer: the transport limits (a request target or headers
+ * past `limits`, refused before any route runs: docs/CONTRACT.md#transport-errors) and a failure.
+ */
+const ALWAYS: readonly ProblemCode[] = ['uri_too_long', 'headers_too_large', 'internal_error'];
+
+/**
+ * The API's licence as the document states it: none is granted, as `client/package.json` says
+ * (UNLICENSED); using the API is what an agreement with its operator allows. SPDX has no identifier
+ * for "no licence", so it is named as SPDX names one of its own (`LicenseRef-`).
+ */
+const API_LICENSE = { name: 'Proprietary (UNLICENSED): use by agreement with the operator', identifier: 'LicenseRef-Proprietary' } as const;
+
+/** Who may call an operation, said in its description, since the read-only reference offers no "Authorize" dialog. */
+const AUTH_NOTES: Record<AuthScheme, string> = {
+  bearer: "`bearer`: a user's access token (Authorization: Bearer)",
+  apiKey: "`apiKey`: a platform's key in X-API-Key",
+  internalSignature: 'the internal signature of the other plane',
+  none: 'no credentials',
+};
+const authNote = (auth: readonly AuthScheme[]) => `Credentials: ${auth.map((scheme) => AUTH_NOTES[scheme]).join(', or ')}.`;
+
+/**
+ * The components an operation reaches, directly or through other components. A named parameters
+ * schema is unfolded into the operation's parameters, so its own component is reached by nothing
+ * and is left out.
+ */
+function reachableComponents(paths: unknown, schemas: Record<string, unknown>): Record<string, unknown> {
+  const reached = new Set<string>();
+  const pending = [paths];
+  while (pending.length > 0) {
+    for (const [, id] of JSON.stringify(pending.pop()).matchAll(/"#\/components\/schemas\/([^"]+)"/g)) {
+      if (reached.has(id!)) continue;
+      reached.add(id!);
+      pending.push(schemas[id!]);
+    }
+  }
+  return Object.fromEntries(Object.entries(schemas).filter(([id]) => reached.has(id)));
+}
 
 /** Origin <-> edge calls (internal-auth.ts) are not part of the public document. */
 const isInternal = (c: RouteContract) => c.auth.every((scheme) => scheme === 'internalSignature');
@@ -154,6 +193,7 @@ export function buildOpenApiDocument(info: DocumentInfo, served: readonly RouteC
       [c.method]: {
         operationId: c.operationId,
         summary: c.summary,
+        description: authNote(c.auth),
         tags: [c.tag],
         security,
         ...(parameters.length ? { parameters } : {}),
@@ -165,12 +205,14 @@ export function buildOpenApiDocument(info: DocumentInfo, served: readonly RouteC
   for (const [id, schema] of Object.entries(schemas)) explainSchema(schema, id);
   return {
     openapi: '3.1.0',
-    info: { ...info, description: documentDescription(info.description, contracts) },
+    info: { ...info, description: documentDescription(info.description, contracts), license: API_LICENSE },
+    // Each plane serves its own document: its operations are at the address the document came from.
+    servers: [{ url: '/', description: 'This plane, at the address this document is served from' }],
     // Drawn by `/docs` after the operations (docs-browser/main.ts): the reference reads operations first.
     [PROBLEM_CODES_EXTENSION]: problemCodesTable(),
     paths,
     components: {
-      schemas,
+      schemas: reachableComponents(paths, schemas),
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
@@ -259,6 +301,9 @@ const EXAMPLE_VALUES: Record<string, unknown> = {
   prev_hash: EXAMPLE_DIGEST,
   entry_hash: EXAMPLE_DIGEST,
   fingerprint_sha256: EXAMPLE_DIGEST,
+  license_terms_sha256: EXAMPLE_DIGEST,
+  description: 'Narration of the children’s audiobook series “Harbour Lights” (English), sold as downloads and streamed.',
+  compensation: 'A session fee of 800 EUR per finished hour and 10% of net receipts.',
   embedding1_hash: `sha256:${EXAMPLE_DIGEST}`,
   embedding2_hash: `sha256:${EXAMPLE_DIGEST}`,
   email: 'owner@example.com',
@@ -267,13 +312,16 @@ const EXAMPLE_VALUES: Record<string, unknown> = {
   new_password: 'a new and longer passphrase',
   url: 'https://platform.example/webhooks/vip',
   request_id: '0f8d2c41-6b7a-4e15-9c3d-2a5e8b1f7c90',
-  statement_version: '2026-01',
+  statement_version: BIOMETRIC_CONSENT_STATEMENT.version,
   speech_seconds: 17.7,
   duration_seconds: 25.6,
   message: 'We would like to narrate a children’s audiobook series with this voice.',
   certificate_pem: '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU…\n-----END CERTIFICATE-----\n',
   not_before: '2026-01-01T00:00:00.000Z',
   not_after: '2028-01-01T00:00:00.000Z',
+  // A watermark id (a pattern no generator reads): the redeem answer's and a verification's `id`.
+  id: '5a3c0e91b7',
+  watermark_id: '5a3c0e91b7',
   // Strings in SigningCertificate, without a format to read the example from.
   created_at: EXAMPLE_TIME,
   revoked_at: EXAMPLE_TIME,

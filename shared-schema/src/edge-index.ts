@@ -23,6 +23,12 @@ export const voiceLicenseIndexSchema = z.object({
   status: z.enum(LICENSE_STATES),
   /** SHA-256 of the licence token, so the edge can match a `license_token` without holding it. */
   token_hash: hexDigest,
+  /**
+   * SHA-256 of the licence's canonical terms (license-terms.ts), which the gate writes into the audit
+   * entry of each approval this licence backs. Absent only from records published before licences
+   * had terms: the voice's next change publishes it.
+   */
+  terms_sha256: hexDigest.optional(),
 });
 export type VoiceLicenseIndex = z.infer<typeof voiceLicenseIndexSchema>;
 

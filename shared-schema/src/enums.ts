@@ -42,6 +42,17 @@ export type TrialCondition = (typeof TRIAL_CONDITIONS)[number];
 export const LICENSE_STATES = ['active', 'revoked', 'expired'] as const;
 export type LicenseState = (typeof LICENSE_STATES)[number];
 
+/** Who represented the voice's owner when a licence's terms were set: recorded as stated, never judged. */
+export const LICENSE_REPRESENTATIONS = ['none', 'counsel', 'union'] as const;
+export type LicenseRepresentation = (typeof LICENSE_REPRESENTATIONS)[number];
+
+/**
+ * Where a licence's `description` came from: `stated` by whoever set the terms, or `from_scopes` for a
+ * licence made before licences had terms, whose description migration 0018 wrote from its scopes.
+ */
+export const LICENSE_DESCRIPTION_SOURCES = ['stated', 'from_scopes'] as const;
+export type LicenseDescriptionSource = (typeof LICENSE_DESCRIPTION_SOURCES)[number];
+
 /**
  * A platform's request for a licence: `pending` until the owner approves or declines it, or until
  * the voice's consent is withdrawn or the voice deleted (`closed`).
@@ -65,6 +76,25 @@ export const WEBHOOK_TEST_EVENT = 'webhook.test';
  */
 export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
 export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+/**
+ * Events that change a voice's state (docs/CONTRACT.md#events): an endpoint receives one voice's such
+ * events in the order they occurred, each waiting while an earlier one of the same voice is being
+ * retried. The other events report something that happened (a blocked check, a detection, a request)
+ * and go out independently, in parallel, never held back by another delivery.
+ */
+export const ORDERED_WEBHOOK_EVENTS = [
+  'enrollment.complete',
+  'voice.review_pending',
+  'voice.review_cleared',
+  'voice.review_rejected',
+  'license.granted',
+  'license.renewed',
+  'license.revoked',
+  'license.expired',
+  'license.request_declined',
+  'voice.deleted',
+] as const satisfies readonly WebhookEvent[];
 
 /** What a platform key may subscribe to: the events about its own licences and requests, nothing of an owner's. */
 export const PLATFORM_WEBHOOK_EVENTS = [

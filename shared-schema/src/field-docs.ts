@@ -92,6 +92,12 @@ export const FIELD_DESCRIPTIONS: Readonly<Record<string, string>> = {
   'DeclinedLicenseRequest.status': 'declined.',
   'listLicenseRequests.status': 'Only requests in this state.',
   decline_reason: 'Why the owner declined, if they said; null otherwise.',
+  description: 'The terms: a reasonably specific description of the intended uses.',
+  description_source:
+    'stated: the description was stated when the terms were set; from_scopes: written from the scopes of a licence made before licences had terms.',
+  represented_by: 'Who represented the voice’s owner in agreeing the terms: none, counsel or union (recorded as stated).',
+  compensation: 'What the owner is paid, in words; null when none was stated.',
+  license_terms_sha256: 'SHA-256 (hex) of the licence’s canonical terms (docs/CONTRACT.md#licence-terms).',
   closed_reason: 'Why the request closed without an answer (consent withdrawn, voice deleted); null otherwise.',
   // The gate, its demo and redemption.
   intended_use: 'What the platform means to synthesize.',
@@ -109,6 +115,13 @@ export const FIELD_DESCRIPTIONS: Readonly<Record<string, string>> = {
   protected: 'Whether the voice is registered and protected.',
   jti: 'Id of the redeemed authorization token.',
   redemption_check_id: 'Id of the redemption in the audit log.',
+  'RedeemResult.watermark':
+    'What the platform writes into the audio of this one synthesis (docs/WATERMARK.md): the algorithm and an id only this service resolves, to this decision.',
+  'WatermarkGrant.alg': 'The watermark algorithm, as a C2PA soft-binding alg.',
+  'ProvenanceWatermark.alg': 'The watermark algorithm the file was read with, as a C2PA soft-binding alg.',
+  'SoftBindingQueryResult.matches': 'The authorizations (and deposited manifests) the binding resolves to; empty when none.',
+  'ProvenanceVerification.watermark':
+    'The inaudible watermark read from the decoded audio (bounded windows, nothing stored), and the decision its id was issued for.',
   'ApprovedResult.status': 'approved.',
   'BlockedResult.status': 'blocked.',
   variant: 'Deployed gate variant: A (credentials required) or B (public gate).',
@@ -156,20 +169,22 @@ export const FIELD_DESCRIPTIONS: Readonly<Record<string, string>> = {
   signer: 'The manifest’s signing certificate; null without credentials.',
   common_name: 'Common name (CN) of the signing certificate.',
   serial_number: 'Serial number of the signing certificate.',
-  registered_platform: 'The platform whose registered certificate the signer chains to (or is); null when none.',
+  registered_platform:
+    'The platform whose registered certificate the signer chains to (or is); null when none, or when not checked (not_checked names signer_platform).',
   'ProvenanceVerification.problems': 'Why the assertion is malformed or its receipt refused; empty when neither.',
   'ProvenanceVerification.decided_at': 'When the gate decided, as the assertion says (RFC 3339, UTC).',
   receipt_verified:
-    'True: the receipt verifies against this log (signature, origin, inclusion, the named check’s leaf) and its checkpoint is consistent with the log.',
-  'ProvenanceVerification.approved': 'True: the logged decision approved this voice, platform and use.',
-  'ProvenanceVerification.redeemed': 'True: the decision’s authorization token was redeemed.',
-  consent_standing: 'True: today the voice is registered, ready, and its synthesis consent active.',
-  license_standing: 'True: today the platform holds a live licence of the voice.',
+    'True: the receipt verifies against this log (signature, origin, inclusion, the named check’s leaf) and its checkpoint is consistent with the log; null when not checked.',
+  'ProvenanceVerification.approved': 'True: the logged decision approved this voice, platform and use; null when not checked.',
+  'ProvenanceVerification.redeemed': 'True: the decision’s authorization token was redeemed; null when not checked.',
+  consent_standing: 'True: today the voice is registered, ready, and its synthesis consent active; null when not checked.',
+  license_standing: 'True: today the platform holds a live licence of the voice; null when not checked.',
   'ProvenanceVerification.model': 'Speaker model that heard the file.',
   compared_with: 'The voice the file was compared with (the one the authorization names); null when not compared.',
   'ProvenanceVerification.similarity': 'Cosine similarity of the file and the named voice; null when not compared.',
   'ProvenanceVerification.is_same_speaker': 'similarity at or above the model’s sample-vs-enrolled verify point; null when not compared.',
-  protected_matches: 'Without an authorization: the protected voices the file sounds like under screening’s rule (at most 5, best first).',
+  protected_matches:
+    'Without an authorization: the protected voices the file sounds like under screening’s rule (at most 5, best first); empty when not checked (not_checked names protected_voices).',
   'ProvenanceVerification.confidence':
     'Screening’s confidence that the file is this voice (calibrated probability, or cosine when uncalibrated).',
   certificate_id: 'Id of the signing certificate.',

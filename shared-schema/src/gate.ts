@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { isoTimestamp, uuid } from './common.js';
 import { BLOCK_REASONS, CONSENT_STATUSES, DECISIONS, GATE_VARIANTS, INTENDED_USES, LICENSE_STATUSES } from './enums.js';
 import { platformName } from './identity.js';
+import { watermarkGrantSchema } from './watermark/index.js';
 
 /** docs/CONTRACT.md#gate-request. Unknown fields are refused (422). */
 export const preSynthesisCheckRequestSchema = z
@@ -77,7 +78,11 @@ export type AuthorizationTokenClaims = z.infer<typeof authorizationTokenClaimsSc
 
 export const redeemRequestSchema = z.strictObject({ token: z.string().min(1).max(4096) }).meta({ id: 'RedeemRequest' });
 
-/** `check_id` is the decision that issued the token; `redemption_check_id` the audit entry of this redemption. */
+/**
+ * `check_id` is the decision that issued the token; `redemption_check_id` the audit entry of this
+ * redemption; `watermark` what the platform writes into the audio of this one synthesis
+ * (docs/DECISIONS.md#the-watermark-in-the-service): a fresh id only the service resolves, to this decision.
+ */
 export const redeemResultSchema = z
   .object({
     voice_id: uuid,
@@ -86,6 +91,7 @@ export const redeemResultSchema = z
     check_id: uuid,
     jti: uuid,
     redemption_check_id: uuid,
+    watermark: watermarkGrantSchema,
   })
   .meta({ id: 'RedeemResult' });
 export type RedeemResult = z.infer<typeof redeemResultSchema>;

@@ -14,6 +14,7 @@ export * from './http.js';
 export * from './identity.js';
 export * from './internal-auth.js';
 export * from './license-requests.js';
+export * from './license-terms.js';
 export * from './licenses.js';
 export * from './limits.js';
 export * from './pages.js';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { cursor, isoTimestamp, uuid } from './common.js';
 import { INTENDED_USES, LICENSE_REQUEST_STATUSES } from './enums.js';
 import { platformName } from './identity.js';
+import { licenseTermsInput, licenseTermsOutput } from './license-terms.js';
 import { licenseScopes } from './licenses.js';
 
 /** A platform's request for a licence of a voice, and the owner's answer (docs/CONTRACT.md#closing-the-loop-receipts-pages). */
@@ -16,9 +17,14 @@ export const createLicenseRequestBodySchema = z
     scopes: licenseScopes.describe('intended uses the platform asks to be licensed for'),
     expires_at: isoTimestamp.describe('the expiry asked for: in the future, at most ten years ahead'),
     message: z.string().max(LICENSE_REQUEST_MESSAGE_MAX).optional().describe('a note to the owner'),
+    ...licenseTermsInput,
   })
   .meta({ id: 'CreateLicenseRequestBody' });
 
+/**
+ * The owner approves the terms the request showed: its description, representation and
+ * compensation become the licence's as they are. The owner may narrow the scopes or change the expiry.
+ */
 export const approveLicenseRequestBodySchema = z
   .strictObject({
     expires_at: isoTimestamp.optional().describe("the licence's expiry, if not the one asked for"),
@@ -38,6 +44,7 @@ export const licenseRequestSchema = z
     scopes: z.array(z.enum(INTENDED_USES)),
     expires_at: isoTimestamp,
     message: z.string().nullable(),
+    ...licenseTermsOutput,
     status: z.enum(LICENSE_REQUEST_STATUSES),
     created_at: isoTimestamp,
     answered_at: isoTimestamp.nullable().describe('when it was approved, declined or closed'),
@@ -49,7 +56,17 @@ export const licenseRequestSchema = z
 export type LicenseRequest = z.infer<typeof licenseRequestSchema>;
 
 export const createdLicenseRequestSchema = licenseRequestSchema
-  .pick({ request_id: true, voice_id: true, platform_name: true, scopes: true, expires_at: true, created_at: true })
+  .pick({
+    request_id: true,
+    voice_id: true,
+    platform_name: true,
+    scopes: true,
+    expires_at: true,
+    description: true,
+    represented_by: true,
+    compensation: true,
+    created_at: true,
+  })
   .extend({ status: z.literal('pending') })
   .meta({ id: 'CreatedLicenseRequest' });
 

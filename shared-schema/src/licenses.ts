@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { isoTimestamp, uuid } from './common.js';
-import { CONSENT_STATUSES, INTENDED_USES, LICENSE_STATES } from './enums.js';
+import { CONSENT_STATUSES, INTENDED_USES, LICENSE_REPRESENTATIONS, LICENSE_STATES } from './enums.js';
 import { platformName } from './identity.js';
+import { licenseTermsInput, licenseTermsOutput, licenseTermsSha256Schema } from './license-terms.js';
 
 /** Synthesis consent and licences of one voice (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details). */
 
@@ -29,11 +30,31 @@ export const createLicenseRequestSchema = z
     platform_name: platformName.describe('name of a registered platform, exactly as it sends platform_name to the gate'),
     scopes: licenseScopes.describe('intended uses the licence covers'),
     expires_at: isoTimestamp.describe('in the future, at most ten years ahead'),
+    ...licenseTermsInput,
   })
   .meta({ id: 'CreateLicenseRequest' });
 
+/**
+ * A renewal keeps the licence's terms, or replaces them when it states a description: then the new
+ * `description`, `represented_by` and `compensation` replace the old three together (an omitted
+ * representation is `none`, an omitted compensation none), so no terms are half old, half new.
+ */
 export const renewLicenseRequestSchema = z
-  .strictObject({ expires_at: isoTimestamp.describe('the new expiry: in the future, at most ten years ahead') })
+  .strictObject({
+    expires_at: isoTimestamp.describe('the new expiry: in the future, at most ten years ahead'),
+    description: licenseTermsInput.description
+      .optional()
+      .describe('new terms: a description of the intended uses; omitted, the terms stay'),
+    represented_by: z
+      .enum(LICENSE_REPRESENTATIONS)
+      .optional()
+      .describe('with a new description only: who represented the owner (none when omitted)'),
+    compensation: licenseTermsInput.compensation.describe('with a new description only: what the owner is paid, in words'),
+  })
+  .refine((body) => body.description !== undefined || (body.represented_by === undefined && body.compensation === undefined), {
+    message: 'new terms start with a description: represented_by and compensation replace the terms only together with it',
+    path: ['description'],
+  })
   .meta({ id: 'RenewLicenseRequest' });
 
 export const licenseSchema = z
@@ -46,6 +67,8 @@ export const licenseSchema = z
     status: z.enum(LICENSE_STATES),
     created_at: isoTimestamp,
     revoked_at: isoTimestamp.nullable(),
+    ...licenseTermsOutput,
+    license_terms_sha256: licenseTermsSha256Schema,
   })
   .meta({ id: 'License' });
 export type License = z.infer<typeof licenseSchema>;

@@ -31,6 +31,11 @@ export const limits = {
   enrollMinSpeechSeconds: 10,
   /** A spoken-consent challenge serves one enrollment within this many seconds of being issued. */
   consentChallengeTtlSeconds: 10 * 60,
+  /**
+   * Challenges each owner may ask for per minute, beyond which 429: a person asks for a few, the demo
+   * seed (scripts/seed.ts) about twenty until one has a phrase its recorded speaker can read.
+   */
+  consentChallengesPerOwnerPerMinute: 60,
   /** Words (digits) of a challenge phrase. */
   consentPhraseWords: 6,
   /** Longest spoken-consent recording, in seconds: the statement and the phrase take about 10. */
@@ -56,9 +61,32 @@ export const limits = {
   /** Largest C2PA manifest store a file may carry, in bytes, and the most assertions its manifests may hold. */
   manifestStoreMaxBytes: 256 * 1024,
   manifestMaxAssertions: 64,
+  /**
+   * Bounds on an uploaded file's structure, checked before any parser sees it (docs/OPERATIONS.md,
+   * "Bounded parsing"): ISO BMFF boxes, RIFF chunks, ID3 frames and the JUMBF boxes of its manifest
+   * store, counted together, and how deep they nest. c2pa-rs slows quadratically with the box count
+   * (100,000 boxes took a minute); a real recording holds a few dozen.
+   */
+  containerMaxBoxes: 2048,
+  containerMaxDepth: 16,
+  /** Longest a worker thread may read one file's Content Credentials; past it the thread is killed and replaced. */
+  manifestReadDeadlineMs: 5000,
   /** Signing certificates a platform may hold registered (live and revoked), and the largest PEM accepted. */
   signingCertificatesPerPlatform: 20,
   signingCertificatePemMaxBytes: 16 * 1024,
   /** Longest platform name, in characters (the characters it may have are all ASCII). */
   platformNameMaxLength: 100,
+  /**
+   * Windows (of two 4.8 s watermark frames each) the watermark detector reads in one file at most:
+   * contiguous up to 77 s, spread evenly over longer input, so hours cost the same as 77 s. Each
+   * window is decoded at most once, plus once for all of them together: with the CRC-24 this bounds
+   * false payloads to 16 · 2⁻²⁴ < 10⁻⁶ per file (docs/WATERMARK.md).
+   */
+  watermarkDetectMaxWindows: 15,
+  /**
+   * The soft-binding resolution API (lookups by binding or content, manifests), per minute: per
+   * client IP without credentials, per key or account with (as verify).
+   */
+  provenanceLookupAnonymousPerMinute: 30,
+  provenanceLookupPerCredentialPerMinute: 600,
 } as const;

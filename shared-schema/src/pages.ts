@@ -42,19 +42,43 @@ export const pageSecurityHeaders = (connectTo: readonly string[] = []): Readonly
   'content-security-policy': pageContentSecurityPolicy(connectTo),
 });
 
+/** Paragraphs every version of the biometric consent statement has in common. */
+const BIOMETRIC_CONSENT_PURPOSE = [
+  'I consent to the Voice Identity Protection Service processing recordings of my voice to create a voiceprint: a numerical description of my voice (an embedding) that cannot be turned back into audio.',
+  'The voiceprint is used only to protect my voice: to recognise it when a text-to-speech platform asks to synthesize it, to detect another enrollment of the same voice, and to compare recordings I or a platform submit.',
+] as const;
+const BIOMETRIC_CONSENT_SCOPE =
+  'This consent serves one enrollment. I can withdraw synthesis consent for the voice at any time, and delete the voice at any time.';
+
 /**
- * The biometric consent statement the console shows in full before an owner accepts it; its
- * version is what `POST /api/v1/consents` records as `statement_version`.
+ * Every biometric consent statement the console has shown, by the version `POST /api/v1/consents`
+ * records as `statement_version`, so a consent record always names words that were read: a record of
+ * an earlier version keeps its meaning (as SPOKEN_CONSENT_STATEMENTS keeps every spoken statement).
  */
-export const BIOMETRIC_CONSENT_STATEMENT = {
-  version: '2026-01',
-  paragraphs: [
-    'I consent to the Voice Identity Protection Service processing recordings of my voice to create a voiceprint: a numerical description of my voice (an embedding) that cannot be turned back into audio.',
-    'The voiceprint is used only to protect my voice: to recognise it when a text-to-speech platform asks to synthesize it, to detect another enrollment of the same voice, and to compare recordings I or a platform submit.',
-    'My recordings are processed when I upload them and are not kept; the voiceprint and this consent are stored until I delete the voice, which erases them, its licences and its record at the edge. The audit log keeps the decisions made about the voice, which hold no biometric data.',
-    'This consent serves one enrollment. I can withdraw synthesis consent for the voice at any time, and delete the voice at any time.',
-  ],
-} as const;
+export const BIOMETRIC_CONSENT_STATEMENTS = {
+  /** Written before the spoken consent: it says no recording is kept, which stopped being true when the consent recording was kept. */
+  '2026-01': {
+    version: '2026-01',
+    paragraphs: [
+      ...BIOMETRIC_CONSENT_PURPOSE,
+      'My recordings are processed when I upload them and are not kept; the voiceprint and this consent are stored until I delete the voice, which erases them, its licences and its record at the edge. The audit log keeps the decisions made about the voice, which hold no biometric data.',
+      BIOMETRIC_CONSENT_SCOPE,
+    ],
+  },
+  /** Says what is kept: the spoken-consent recording, with the voice, as the evidence of the consent (docs/DECISIONS.md#biometric-consent-statement-2026-11). */
+  '2026-11': {
+    version: '2026-11',
+    paragraphs: [
+      ...BIOMETRIC_CONSENT_PURPOSE,
+      'The recordings I enroll my voice with are processed when I upload them and are not kept. The recording of my spoken consent, in which I read the consent statement and a phrase aloud, is kept with the voice as the evidence of this consent; I can download it.',
+      'The voiceprint, this consent and the spoken-consent recording are stored until I delete the voice, which erases them, its licences and its record at the edge. The audit log keeps the decisions made about the voice, which hold no biometric data.',
+      BIOMETRIC_CONSENT_SCOPE,
+    ],
+  },
+} as const satisfies Record<string, { version: string; paragraphs: readonly string[] }>;
+
+/** The statement the console shows in full before an owner accepts it: the one new consents record. */
+export const BIOMETRIC_CONSENT_STATEMENT = BIOMETRIC_CONSENT_STATEMENTS['2026-11'];
 
 /**
  * Sent by a `crossOrigin` route (contract.ts) with every answer, problems included, so a page of

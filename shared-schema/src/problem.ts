@@ -43,6 +43,7 @@ export const PROBLEM_CODES = {
   consent_statement_not_spoken: { status: 422, title: 'Consent statement not heard' },
   consent_phrase_not_spoken: { status: 422, title: 'Challenge phrase not heard' },
   consent_speaker_mismatch: { status: 422, title: 'Consent spoken by another voice' },
+  consent_recording_synthetic: { status: 422, title: 'Consent recording is synthetic' },
   malformed_manifest: { status: 422, title: 'Malformed Content Credentials' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal error' },

@@ -3,8 +3,10 @@ import { canonicalJson } from './canonical.js';
 import { uuid } from './common.js';
 import { INTENDED_USES } from './enums.js';
 import { platformName } from './identity.js';
+import { licenseTermsSha256Schema } from './license-terms.js';
 import { auditReceiptSchema } from './routes/origin/audit.js';
 import { TLOG_PROOF_HEADER } from './tlog.js';
+import { WATERMARK_ALGORITHM, watermarkGrantSchema } from './watermark/index.js';
 
 /**
  * Content Credentials that carry the consent (docs/CONTRACT.md#content-credentials): the C2PA
@@ -55,6 +57,12 @@ export const authorizationAssertionSchema = z
         .max(16 * 1024)
         .refine((text) => text.startsWith(`${TLOG_PROOF_HEADER}\n`), `a ${TLOG_PROOF_HEADER} document`),
     }),
+    /**
+     * The SHA-256 of the canonical terms of the licence the approval rests on, exactly as the logged
+     * entry says it (docs/CONTRACT.md#licence-terms): the terms the file was made under. Absent when
+     * the entry has none (an approval logged before licences had terms).
+     */
+    license_terms_sha256: licenseTermsSha256Schema.optional(),
     /** Variant B only: the approval token the gate issued (already redeemed when the audio was made). */
     approval_token: z.string().min(1).max(4096).optional(),
   })
@@ -77,6 +85,7 @@ export function authorizationAssertionBytes(assertion: AuthorizationAssertion): 
  * consent, by the platform the log names, and still is.
  */
 export const PROVENANCE_VERDICTS = [
+  'watermark_not_issued',
   'no_credentials_protected_voice',
   'no_credentials',
   'altered',
@@ -84,6 +93,7 @@ export const PROVENANCE_VERDICTS = [
   'no_authorization_protected_voice',
   'no_authorization',
   'authorization_malformed',
+  'credentials_watermark_mismatch',
   'receipt_invalid',
   'not_approved',
   'signer_not_registered',
@@ -91,6 +101,7 @@ export const PROVENANCE_VERDICTS = [
   'voice_mismatch',
   'authorization_revoked_since',
   'not_redeemed',
+  'watermark_authorized',
   'authorized',
 ] as const;
 export type ProvenanceVerdict = (typeof PROVENANCE_VERDICTS)[number];
@@ -107,8 +118,30 @@ export const SERVICE_ONLY_VERDICTS = [
   'voice_mismatch',
   'authorization_revoked_since',
   'not_redeemed',
+  // A mark's id means something only in the service's registry of ids it issued.
+  'watermark_not_issued',
+  'credentials_watermark_mismatch',
+  'watermark_authorized',
 ] as const satisfies readonly ProvenanceVerdict[];
 export type OfflineProvenanceVerdict = Exclude<ProvenanceVerdict, (typeof SERVICE_ONLY_VERDICTS)[number]>;
+
+/**
+ * What a verification may check beyond reading the file; each answer lists in `not_checked` those it
+ * did not, and their members are null (docs/DECISIONS.md, "A verification states only what it
+ * checked"). `receipt`: `receipt_verified`; `approval`: `approved`; `signer_platform`:
+ * `signer.registered_platform`; `voice`: the comparison with the named voice; `consent_and_license_today`:
+ * `consent_standing` and `license_standing`; `redemption`: `redeemed`; `protected_voices`: `protected_matches`.
+ */
+export const PROVENANCE_CHECKS = [
+  'receipt',
+  'approval',
+  'signer_platform',
+  'voice',
+  'consent_and_license_today',
+  'redemption',
+  'protected_voices',
+] as const;
+export type ProvenanceCheck = (typeof PROVENANCE_CHECKS)[number];
 
 export const CREDENTIAL_STATES = ['trusted', 'valid_untrusted', 'invalid'] as const;
 export type CredentialState = (typeof CREDENTIAL_STATES)[number];
@@ -139,11 +172,17 @@ export const provenanceAuthorizationSchema = z.object({
   platform_name: z.string().nullable(),
   intended_use: z.string().nullable(),
   decided_at: z.string().nullable(),
-  receipt_verified: z.boolean(),
-  approved: z.boolean(),
-  redeemed: z.boolean(),
-  consent_standing: z.boolean(),
-  license_standing: z.boolean(),
+  license_terms_sha256: z
+    .string()
+    .nullable()
+    .describe(
+      "the hash of the canonical terms of the licence the approval rested on, as the file's assertion carries it; null when it carries none",
+    ),
+  receipt_verified: z.boolean().nullable(),
+  approved: z.boolean().nullable(),
+  redeemed: z.boolean().nullable(),
+  consent_standing: z.boolean().nullable(),
+  license_standing: z.boolean().nullable(),
   receipt: auditReceiptSchema
     .nullable()
     .describe(
@@ -160,6 +199,23 @@ export const provenanceVoiceSchema = z.object({
   protected_matches: z.array(z.object({ voice_id: uuid, confidence: z.number() })),
 });
 
+/**
+ * The audio watermark read from the file (docs/WATERMARK.md) and what the service resolves its id to.
+ * `id` is public (anyone may run the detector); the decision it names comes from this registry only.
+ */
+export const provenanceWatermarkSchema = z
+  .object({
+    found: z.boolean().describe('a mark of this algorithm was read, its payload intact (error-corrected, CRC-checked)'),
+    alg: z.literal(WATERMARK_ALGORITHM),
+    windows_read: z.number().int().describe('windows of the audio the detector read (at most limits.watermarkDetectMaxWindows)'),
+    id: watermarkGrantSchema.shape.id.optional().describe('the payload read, when found'),
+    issued: z.boolean().optional().describe('when found: whether this service issued the id at a redemption'),
+    check_id: uuid.optional().describe('when issued: the gate decision the mark was issued for'),
+    redemption_check_id: uuid.optional().describe('when issued: the redemption that minted the id'),
+  })
+  .meta({ id: 'ProvenanceWatermark' });
+export type ProvenanceWatermark = z.infer<typeof provenanceWatermarkSchema>;
+
 export const provenanceVerificationSchema = z
   .object({
     verdict: z.enum(PROVENANCE_VERDICTS),
@@ -167,9 +223,67 @@ export const provenanceVerificationSchema = z
     credentials: provenanceCredentialsSchema,
     authorization: provenanceAuthorizationSchema,
     voice: provenanceVoiceSchema,
+    watermark: provenanceWatermarkSchema,
+    not_checked: z
+      .array(z.enum(PROVENANCE_CHECKS))
+      .describe('the checks this verification did not run (their members are null); the verdict rests on the others only'),
   })
   .meta({ id: 'ProvenanceVerification' });
 export type ProvenanceVerification = z.infer<typeof provenanceVerificationSchema>;
+
+// --- the C2PA soft-binding resolution API (decoupled manifests) -----------------------------------
+
+/**
+ * `GET /matches/byBinding?alg=&value=&maxResults=`, as the C2PA Soft Binding Resolution API defines
+ * it. `value` is the mark's id, as the soft-binding assertion carries it (10 hex digits), or the
+ * base64 of its 5 bytes (the API's own encoding of a binding value).
+ */
+const maxResults = z.coerce.number().int().min(1).max(100).default(10).describe('The most matches to answer (1–100, default 10).');
+export const softBindingQuerySchema = z.strictObject({
+  alg: z.string().min(1).max(200),
+  value: z
+    .string()
+    .min(1)
+    .max(200)
+    .describe('The watermark id: 10 lowercase hex digits, as the soft-binding assertion carries it, or the base64 of its 5 bytes.'),
+  maxResults,
+});
+export const softBindingContentQuerySchema = z.strictObject({ alg: z.string().min(1).max(200).optional(), maxResults });
+
+/** A match: the C2PA API's fields, and (this service's extension) the authorization the mark was issued for. */
+export const softBindingMatchSchema = z.object({
+  manifestId: z
+    .string()
+    .describe('the mark’s redemption: GET /api/v1/provenance/manifests/{manifestId} returns the manifest its platform deposited'),
+  similarityScore: z.number().int().min(0).max(100).describe('100: a watermark matches exactly or not at all'),
+  authorization: z
+    .object({
+      check_id: uuid.nullable().describe('the gate decision the mark was issued for; null while it waits for its place in the chain'),
+      voice_id: uuid,
+      platform_name: z.string(),
+      intended_use: z.string(),
+      decided_at: z.string().nullable().describe('when the gate decided (RFC 3339, UTC); null while the decision waits for the chain'),
+      redemption_check_id: uuid,
+      receipt: auditReceiptSchema.nullable().describe('the decision’s receipt from this log; null until a signed checkpoint covers it'),
+      manifest_deposited: z.boolean().describe('the platform deposited the signed manifest of the marked file (GET the manifestId)'),
+    })
+    .describe('the authorization the mark was issued for (this service’s extension of the C2PA match)'),
+});
+export const softBindingQueryResultSchema = z.object({ matches: z.array(softBindingMatchSchema) }).meta({ id: 'SoftBindingQueryResult' });
+export type SoftBindingQueryResult = z.infer<typeof softBindingQueryResultSchema>;
+
+export const softBindingAlgListSchema = z
+  .object({
+    watermarks: z.array(z.object({ alg: z.string() })).describe('The watermark algorithms this service resolves.'),
+    fingerprints: z.array(z.object({ alg: z.string() })).describe('The fingerprint algorithms this service resolves: none.'),
+  })
+  .meta({ id: 'SoftBindingAlgList' });
+
+const manifestId = uuid.describe('The manifest’s id: the redemption of the mark it was deposited for.');
+export const manifestParamsSchema = z.strictObject({ manifestId });
+export const depositedManifestSchema = z
+  .object({ manifestId, watermark_id: watermarkGrantSchema.shape.id })
+  .meta({ id: 'DepositedManifest' });
 
 // --- platforms' signing certificates ----------------------------------------------------------------
 

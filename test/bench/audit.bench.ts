@@ -1,32 +1,23 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus, loadavg } from 'node:os';
-import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
 import { sql } from 'drizzle-orm';
 import { createCheckpointSigner } from '../../origin/src/audit/checkpoints.js';
 import { queueAuditRecords } from '../../origin/src/audit/queue.js';
 import { AuditService } from '../../origin/src/audit/service.js';
 import { generateSigningJwk } from '../../origin/src/auth/access-tokens.js';
-import { type DatabaseHandle, pgliteHandle } from '../../origin/src/db/client.js';
+import type { DatabaseHandle } from '../../origin/src/db/client.js';
 import { users, webhookEndpoints } from '../../origin/src/db/schema.js';
 import { recordEvent } from '../../origin/src/events/store.js';
 import { systemRuntime } from '../../origin/src/runtime.js';
 import { gateRecord } from '../../origin/src/testing/audit-records.js';
-import { openScratchServerDatabase } from '../../origin/src/testing/database.js';
 import { webhookSettings } from '../../origin/src/webhooks/service.js';
 import { WebhookWorker } from '../../origin/src/webhooks/worker.js';
 import type { Bench, Figure } from './bench.js';
+import { databaseTargets, loadNote } from './support/databases.js';
 import { round } from './support/stats.js';
 
 const record = () => gateRecord({ platform_name: 'Bench Platform' });
-
-async function openPglite(): Promise<DatabaseHandle> {
-  const handle = pgliteHandle(new PGlite({ extensions: { vector } }));
-  await handle.migrate();
-  return handle;
-}
 
 interface ChainFigures {
   appendsPerSecond: number;
@@ -113,6 +104,7 @@ async function measureDeliveries(handle: DatabaseHandle, events: number, endpoin
       log: { warn: () => {}, info: () => {}, error: () => {} } as never,
       sender,
       retrySchedule: [0, 1],
+      concurrencyPerEndpoint: 8,
       batchSize: 100,
     });
     const started = performance.now();
@@ -136,22 +128,14 @@ const bench: Bench = {
   method:
     'Appends: records queued in audit_pending, then the appender drains them in batches of 1,000 (one transaction each, under the chain lock); ' +
     "appends/s = records / drain time. Verification: GET …/verify logic over the whole chain, the second of two runs (the first starts the hashing thread and lets Postgres set hint bits on the rows just appended; pages of 5,000 seqs, each read as one text of stored entry JSON, three read ahead; SHA-256 per entry on the origin's hashing thread). " +
-    'Deliveries: events fanned out to 20 local endpoints (one at a time per endpoint, by design), a receiver answering 204; ' +
+    'Deliveries: events fanned out to 20 local endpoints (up to 8 in flight per endpoint, WEBHOOK_CONCURRENCY), a receiver answering 204; ' +
     'deliveries/s until all are acknowledged. PGlite in-memory; Postgres when TEST_DATABASE_URL names a server (through the Neon driver).',
   async run({ quick }) {
     const chainSize = quick ? 5_000 : 50_000;
     const events = quick ? 50 : 250;
     const figures: Figure[] = [];
-    const notes: string[] = [
-      `${chainSize} chain entries per database; ${events} events × 20 endpoints.`,
-      `Load average at the start: ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores; wall-clock rates on a shared machine scale with it.`,
-    ];
-    const targets: { key: string; label: string; open: () => Promise<DatabaseHandle> }[] = [
-      { key: 'pglite', label: 'PGlite', open: openPglite },
-    ];
-    const serverUrl = process.env.TEST_DATABASE_URL;
-    if (serverUrl) targets.push({ key: 'postgres', label: 'Postgres', open: () => openScratchServerDatabase(serverUrl, 'vip_bench') });
-    else notes.push('Postgres skipped: TEST_DATABASE_URL is not set.');
+    const notes: string[] = [`${chainSize} chain entries per database; ${events} events × 20 endpoints.`, loadNote()];
+    const targets = databaseTargets(notes);
     for (const target of targets) {
       const handle = await target.open();
       try {

@@ -85,7 +85,12 @@ const bench: Bench = {
         method: 'POST',
         url: `/api/v1/voices/${voiceId}/licenses`,
         headers: bearer(owner.accessToken),
-        payload: { platform_name: platform, scopes: ['audiobook'], expires_at: new Date(Date.now() + 86_400_000).toISOString() },
+        payload: {
+          platform_name: platform,
+          scopes: ['audiobook'],
+          description: 'Narration of audiobook chapters for the tests',
+          expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+        },
       });
       if (licensed.statusCode !== 201) throw new Error(`licensing answered ${licensed.statusCode}: ${licensed.body}`);
 

@@ -147,7 +147,12 @@ async function licensableVoice(session: Session) {
       await expectStatus(
         await post(
           `${origin}/api/v1/voices/${voiceId}/licenses`,
-          { platform_name: session.platformName, scopes: ['audiobook'], expires_at: new Date(Date.now() + 86_400_000).toISOString() },
+          {
+            platform_name: session.platformName,
+            scopes: ['audiobook'],
+            description: 'Narration of audiobook chapters for the tests',
+            expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+          },
           owner,
         ),
         201,

@@ -130,19 +130,21 @@ export async function runSequentialEnrollment(options: SequentialOptions): Promi
   const speechDir = resolve(options.speechDir);
   const all = shuffled(readSpeakers(speechDir), seed);
   const speakers = all.slice(0, options.speakers ?? all.length);
-  const service = options.originUrl ? null : await startOriginPlane();
+  // One address registers an owner per speaker: its own origin admits that many registrations a
+  // minute; another origin's limit is waited out (429 with Retry-After), as a client would.
+  const service = options.originUrl ? null : await startOriginPlane({ env: { REGISTRATIONS_PER_MINUTE: '100000' } });
   const originUrl = options.originUrl ?? service!.originUrl;
   const timings: number[] = [];
   let model: string | null = null;
   let owners = 0;
 
-  /** A busy engine (503 with Retry-After) is load, not an answer about the speaker: wait and ask again. */
-  const enrollWhenAdmitted = async <T>(enroll: () => Promise<T>): Promise<T> => {
+  /** A busy engine (503) or a rate limit (429), with Retry-After, is load, not an answer about the speaker: wait and ask again. */
+  const whenAdmitted = async <T>(call: () => Promise<T>): Promise<T> => {
     for (;;) {
       try {
-        return await enroll();
+        return await call();
       } catch (error) {
-        if (!(error instanceof ProblemError) || error.status !== 503) throw error;
+        if (!(error instanceof ProblemError) || (error.status !== 503 && error.status !== 429)) throw error;
         await new Promise((resolve) => setTimeout(resolve, (error.retryAfter ?? 5) * 1000));
       }
     }
@@ -156,7 +158,7 @@ export async function runSequentialEnrollment(options: SequentialOptions): Promi
   const enrollAsNewOwner = async (speaker: Speaker, recordings: Recording[]): Promise<Answer> => {
     const credentials = { email: `seq-${Date.now().toString(36)}-${++owners}@owners.example`, password: 'sequential-enrollment-password' };
     const anonymous = createOriginClient({ baseUrl: originUrl });
-    await anonymous.auth.register(credentials);
+    await whenAdmitted(() => anonymous.auth.register(credentials));
     const session = await anonymous.auth.login(credentials);
     const owner = createOriginClient({ baseUrl: originUrl, bearerToken: session.access_token });
     const consent = await owner.biometricConsent.grant({ type: 'biometric', statement_version: 'sequential-enrollment', accepted: true });
@@ -169,7 +171,7 @@ export async function runSequentialEnrollment(options: SequentialOptions): Promi
       }));
       const started = performance.now();
       try {
-        const voice = await enrollWhenAdmitted(() => owner.voices.enroll({ name: speaker.id, consent_id: consent.consent_id, audio }));
+        const voice = await whenAdmitted(() => owner.voices.enroll({ name: speaker.id, consent_id: consent.consent_id, audio }));
         model = voice.model;
         return voice.status === 'pending_review' ? 'held' : 'ready';
       } catch (error) {

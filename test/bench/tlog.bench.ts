@@ -213,6 +213,7 @@ const bench: Bench = {
         auditCheckpointIntervalMs: 60_000,
         tlogCheckpointIntervalMs: TLOG_CHECKPOINT_INTERVAL_MS,
         webhookRetryScheduleSeconds: [0],
+        webhookConcurrencyPerEndpoint: 8,
       },
     });
     try {

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename } from 'node:path';
+import { BIOMETRIC_CONSENT_STATEMENT } from '@vip/shared-schema';
 import { type AuditReceipt, verifyReceipt } from '@vip/shared-schema/client';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -143,7 +144,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       await page.getByRole('link', { name: 'Enroll a voice' }).click();
       await page.getByRole('heading', { name: 'Enroll a voice' }).waitFor();
       expect(await page.locator('#consent-statement').textContent()).toContain('voiceprint');
-      expect(await page.getByText('Consent statement, version 2026-01').count()).toBe(1);
+      expect(await page.getByText(`Consent statement, version ${BIOMETRIC_CONSENT_STATEMENT.version}`).count()).toBe(1);
 
       // Enrolling before consenting is refused in the page; the notice goes once consent is given.
       await page.getByRole('button', { name: 'Enroll this voice' }).click();
@@ -153,7 +154,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('Tick the box');
       await page.getByLabel('I have read this statement and I consent.').check();
       await page.getByRole('button', { name: 'Give consent' }).click();
-      await page.getByText('Consent given (statement version 2026-01)').waitFor();
+      await page.getByText(`Consent given (statement version ${BIOMETRIC_CONSENT_STATEMENT.version})`).waitFor();
       expect(await page.locator('#enroll-result').textContent()).toBe('');
 
       await page.getByLabel('Voice name').fill('My narrator voice');
@@ -212,10 +213,16 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
 
       await page.getByLabel('Platform name').fill(platformName);
       await page.getByLabel('audiobook').check();
+      await page.getByLabel('Intended uses, described').fill('Narration of the novel "Harbour Lights", English audiobook');
+      await page.getByLabel('You were represented by').selectOption('union');
       await page.getByRole('button', { name: 'Grant licence' }).click();
       await page.locator('#license-token').waitFor();
       expect(await page.locator('#license-token').textContent()).toMatch(/^vlt_/);
       expect(await page.locator('#licences tbody tr').count()).toBe(1);
+      const terms = await page.locator('#licences tbody tr td[data-label="Terms"]').textContent();
+      expect(terms).toContain('Narration of the novel "Harbour Lights", English audiobook');
+      expect(terms).toContain('Owner represented by: a union');
+      expect(terms).toMatch(/Terms hash .*[0-9a-f]{64}/);
 
       const voiceId = voiceUrl.split('/').pop()!;
       const gate = (intendedUse: string) =>
@@ -350,6 +357,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
         {
           platform_name: askingPlatform,
           scopes: ['podcast'],
+          description: 'Reading our weekly news podcast, in English',
           expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
           message: 'We would like your voice to read our weekly news podcast.',
         },
@@ -365,6 +373,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       const request = page.getByRole('article', { name: `${askingPlatform} asks to license "My narrator voice"` });
       expect(await request.textContent()).toContain('For: podcast');
       expect(await request.textContent()).toContain('weekly news podcast');
+      expect(await request.textContent()).toContain('Intended uses: Reading our weekly news podcast, in English');
       await expectAccessible(page, 'licence requests');
       await screenshot(page, 'console-licence-requests');
       await request.getByRole('button', { name: `Approve ${askingPlatform}` }).click();

@@ -65,4 +65,21 @@ describe.skipIf(chromiumMissing)(`API reference pages in Chromium${skipReason}`,
     expect(messages.filter((line) => /error|violat/i.test(line))).toEqual([]);
     await page.close();
   });
+
+  it('offers no "Authorize" dialog or server choice, since the page calls nothing, and says in each operation which credentials it takes', async () => {
+    const page = await running.browser.newPage();
+    const text = await operationShowing(page, running.service.originUrl, 'platforms', 'createApiKey', ['Credentials:']);
+    expect(text).toContain("Credentials: bearer: a user's access token (Authorization: Bearer).");
+    // Neither the page's "Authorize" button nor an operation's lock, which opened the same dialog.
+    const dialogOpeners = 'button.authorize, button.authorization__btn';
+    expect(await page.locator(dialogOpeners).count()).toBe(0);
+    expect(await page.locator('.scheme-container').isVisible()).toBe(false);
+    await page.goto(`${running.service.edgeUrl}/docs#/gate/preSynthesisCheck`);
+    await page.locator('#operations-gate-preSynthesisCheck .opblock-body').waitFor();
+    expect(await page.locator('#operations-gate-preSynthesisCheck').textContent()).toContain(
+      "Credentials: apiKey: a platform's key in X-API-Key",
+    );
+    expect(await page.locator(dialogOpeners).count()).toBe(0);
+    await page.close();
+  });
 });

@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { limits, redeemResultSchema } from '@vip/shared-schema';
 import type { AuditReceipt } from '@vip/shared-schema/client';
 import { embedAuthorization } from '@vip/shared-schema/client/provenance';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
+import { verifyProvenanceRoute } from '@vip/shared-schema/routes/origin/provenance';
 import { audioByteOffset, platformSigner } from '@vip/shared-schema/testing/provenance-files';
+import { concatSamples } from '@vip/shared-schema/testing/speech-like';
+import { markPcm } from '@vip/shared-schema/watermark/index';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { pcm16Wav } from '../../origin/src/testing/fixtures.js';
@@ -14,15 +18,23 @@ import { chromiumMissing, collectConsole, expectAccessible, screenshot, serviceA
 
 const admin = { email: 'admin@playground-e2e.example', password: 'playground-e2e-admin-password' };
 const owner = { email: 'owner@playground-e2e.example', password: 'playground-e2e-owner-password' };
-/** The protected voice: eight clips enroll it, a ninth stands for the platform's synthesis. Another speaker, whom nobody protects. */
+/**
+ * The protected voice: eight clips enroll it, a ninth stands for the platform's synthesis, and the
+ * ninth and tenth together for a synthesis long enough to carry its watermark surely (5 s,
+ * docs/WATERMARK.md). Another speaker, whom nobody protects.
+ */
 const read = (path: string) => new Uint8Array(readFileSync(path));
 const VOICE_CLIPS = OTHER_SPEAKER_CLIPS.slice(0, 8).map(read);
 const SYNTHESIZED_CLIP = read(OTHER_SPEAKER_CLIPS[8]!);
+const LONGER_SYNTHESIS_CLIPS = [SYNTHESIZED_CLIP, read(OTHER_SPEAKER_CLIPS[9]!)];
 const STRANGER_CLIP = read(ENROLL_CLIPS[0]!);
 
-/** A clip as a 16-bit WAV, the container a TTS engine would write. */
-async function speechWav(clip: Uint8Array): Promise<Uint8Array> {
-  return pcm16Wav((await decodeAudio(clip, { maxBytes: 2 ** 24, maxSeconds: 60, minSeconds: 0 })).samples);
+/** Clips one after the other as 16 kHz PCM, what a TTS engine holds before it encodes. */
+async function speechPcm(...clips: Uint8Array[]): Promise<Float32Array> {
+  const decoded = await Promise.all(
+    clips.map(async (clip) => (await decodeAudio(clip, { maxBytes: 2 ** 24, maxSeconds: 60, minSeconds: 0 })).samples),
+  );
+  return concatSamples(...decoded);
 }
 
 /** Drops `bytes` as a file on the page's drop zone, as a person dragging it from their desktop does. */
@@ -129,7 +141,33 @@ describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`
     expect(messages.filter((line) => /Content Security Policy|Trusted Type|violation|pageerror/i.test(line))).toEqual([]);
     await context.close();
   });
-  it('checks files: a signed, authorized file dropped on the page is `authorized` with its signer and a receipt verified in the page; an altered file and one without credentials say so; the owner sees the check in the voice timeline', async () => {
+  it("says why it shows the specification's demo shapes, and how to get a key for the real gate, linking to where that happens", async () => {
+    const { originUrl, edgeUrl } = running.service;
+    const page = await running.browser.newPage();
+    await page.goto(`${edgeUrl}/playground`);
+    await page.locator('[data-outcome]').nth(5).waitFor();
+    const specHint = (await page.locator('#spec-title + p').textContent()) ?? '';
+    expect(specHint).toContain('shown so that you can hold the service against that specification');
+    expect(specHint).toContain('The gate never answers them');
+
+    // The live call says what the real gate needs and who issues it, and links to the reference of those calls and to the console.
+    const realGate = page.locator('#real-gate');
+    expect(await realGate.textContent()).toMatch(
+      /needs your platform's API key[\s\S]*An administrator of this service registers your platform/,
+    );
+    const links = await realGate.locator('a').evaluateAll((anchors) => anchors.map((anchor) => (anchor as HTMLAnchorElement).href));
+    expect(links).toEqual([
+      `${originUrl}/docs#/platforms/createPlatform`,
+      `${originUrl}/docs#/platforms/createApiKey`,
+      `${originUrl}/console`,
+    ]);
+    for (const link of links) expect((await fetch(link)).status, link).toBe(200);
+    expect(await realGate.textContent()).toContain('docs/INTEGRATION.md');
+    await expectAccessible(page, 'playground, the real gate');
+    await page.close();
+  });
+
+  it('checks files: a signed, authorized file dropped on the page is `authorized` with its signer and a receipt verified in the page; an altered file says so and that what it names was not checked; the check’s credentials on another voice are `voice_mismatch` with the check’s standings still shown; a file without credentials says so; a marked file without credentials is `watermark_authorized` by its mark; the owner sees the checks in the voice timeline', async () => {
     const { originUrl, edgeUrl } = running.service;
     // A voice, its consent and a licence; the platform registers its CA, is approved, redeems, and embeds the receipt.
     const platformName = `Playground TTS ${randomUUID().slice(0, 6)}`;
@@ -147,7 +185,12 @@ describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`
     const expires = new Date(Date.now() + 30 * 86_400_000).toISOString();
     const licensed = await post(
       `${originUrl}/api/v1/voices/${voiceId}/licenses`,
-      { platform_name: platformName, scopes: ['audiobook'], expires_at: expires },
+      {
+        platform_name: platformName,
+        scopes: ['audiobook'],
+        description: 'Narration of audiobook chapters for the tests',
+        expires_at: expires,
+      },
       asOwner,
     );
     expect(licensed.status, await licensed.clone().text()).toBe(201);
@@ -162,7 +205,9 @@ describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`
       );
     await eventually(async () => (await json(await gate())).status === 'approved', 20_000);
     const approved = await json(await gate());
-    expect((await post(`${edgeUrl}${edgeRoutes.redeem.path}`, { token: approved.authorization_token }, asPlatform)).status).toBe(200);
+    const redeemed = await post(`${edgeUrl}${edgeRoutes.redeem.path}`, { token: approved.authorization_token }, asPlatform);
+    expect(redeemed.status).toBe(200);
+    const { watermark } = redeemResultSchema.parse(await json(redeemed));
     let receipt: AuditReceipt | undefined;
     await eventually(async () => {
       const response = await fetch(`${originUrl}/api/v1/protect/audit-log/${approved.check_id}/receipt`, { headers: asPlatform });
@@ -170,7 +215,7 @@ describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`
       return receipt !== undefined;
     }, 30_000);
     const signed = await embedAuthorization(
-      await speechWav(SYNTHESIZED_CLIP),
+      pcm16Wav(await speechPcm(SYNTHESIZED_CLIP)),
       'audio/wav',
       { check_id: approved.check_id as string, receipt: receipt! },
       signer,
@@ -178,7 +223,16 @@ describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`
     const altered = Uint8Array.from(signed);
     const at = audioByteOffset(signed);
     altered[at] = altered[at]! ^ 0xff;
-    const unsigned = await speechWav(STRANGER_CLIP);
+    const unsigned = pcm16Wav(await speechPcm(STRANGER_CLIP));
+    // The same check's credentials on a stranger's voice: the decision stands, the voice does not.
+    const otherVoice = await embedAuthorization(
+      unsigned,
+      'audio/wav',
+      { check_id: approved.check_id as string, receipt: receipt! },
+      signer,
+    );
+    // A synthesis marked with the redeem answer's watermark, as a plain WAV: the mark is its only evidence.
+    const markedOnly = pcm16Wav(markPcm(await speechPcm(...LONGER_SYNTHESIS_CLIPS), 16_000, watermark));
     // The redemption reaches the origin's log a moment after the gate answered it.
     await eventually(async () => {
       const page = await json(await fetch(`${originUrl}/api/v1/protect/audit-log?voice_id=${voiceId}`, { headers: asOwner }));
@@ -216,12 +270,40 @@ describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`
     await screenshot(page, 'playground-check-file');
 
     // Chosen: one audio byte changed after signing, then a recording of someone nobody protects, without credentials.
+    const namedFacts = async () => (await page.locator('#check-named').textContent()) ?? '';
+    expect(await namedFacts()).toContain('Its token redeemedyes');
     await page.locator('#check-file').setInputFiles({ name: 'altered.wav', mimeType: 'audio/wav', buffer: Buffer.from(altered) });
     expect(await checked('altered.wav')).toBe('altered');
+    // Broken credentials vouch for nothing: what they name was not checked, which is not a "no".
+    for (const fact of ['approved', 'Its token redeemed', 'The owner’s consent stands today', 'The platform’s licence stands today']) {
+      expect(await namedFacts()).toContain(`${fact}not checked`);
+    }
+    expect(await page.locator('#check-signer').textContent()).toContain('Platform it chains tonot checked');
+    expect(await page.locator('#check-voice').textContent()).toContain('Not checked');
+    // Another voice under the check's credentials: every finding about the check is still stated, and true.
+    await page.locator('#check-file').setInputFiles({ name: 'other-voice.wav', mimeType: 'audio/wav', buffer: Buffer.from(otherVoice) });
+    expect(await checked('other-voice.wav')).toBe('voice_mismatch');
+    for (const fact of ['approved', 'Its token redeemed', 'The owner’s consent stands today', 'The platform’s licence stands today']) {
+      expect(await namedFacts()).toContain(`${fact}yes`);
+    }
+    expect(await page.locator('#check-voice').textContent()).toContain('Same speakerno');
     await page.locator('#check-file').setInputFiles({ name: 'plain.wav', mimeType: 'audio/wav', buffer: Buffer.from(unsigned) });
     expect(await checked('plain.wav')).toBe('no_credentials');
     expect(await page.locator('#check-signer').textContent()).toContain('no Content Credentials');
     await expectAccessible(page, 'playground, a file without credentials');
+
+    // Chosen: the marked file without credentials, judged by the check its watermark resolves to.
+    await page.locator('#check-file').setInputFiles({ name: 'marked.wav', mimeType: 'audio/wav', buffer: Buffer.from(markedOnly) });
+    expect(await checked('marked.wav'), (await page.locator('#check-watermark').textContent()) ?? '').toBe('watermark_authorized');
+    expect(await verdict.textContent()).toContain('Authorized by its watermark: the file carries no Content Credentials');
+    const markFacts = (await page.locator('#check-watermark').textContent()) ?? '';
+    expect(markFacts).toContain(`Mark read${watermark.id}`);
+    expect(markFacts).toContain('Issued by this serviceyes');
+    expect(markFacts).toContain(`For the check${approved.check_id as string}`);
+    expect(await page.locator('#check-named').textContent()).toContain('Named by the file’s watermark');
+    const markCheck = (await page.locator('#check-result > p.hint code').textContent()) ?? '';
+    expect(markCheck).toMatch(/^[0-9a-f-]{36}$/);
+    expect(markCheck).not.toBe(authorizedCheck);
     await page.setViewportSize({ width: 390, height: 844 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     expect(messages.filter((line) => /Content Security Policy|Trusted Type|violation|pageerror/i.test(line))).toEqual([]);
@@ -236,23 +318,70 @@ describe.skipIf(chromiumMissing)(`evaluator playground in Chromium${skipReason}`
     await consolePage.getByRole('link', { name: 'Playground voice' }).click();
     await consolePage.getByRole('heading', { name: 'Playground voice' }).waitFor();
     const verification = consolePage.locator('#timeline li[data-kind="provenance.verification"]', { hasText: authorizedCheck });
+    const markVerification = consolePage.locator('#timeline li[data-kind="provenance.verification"]', { hasText: markCheck });
     await expect
       .poll(
         async () => {
-          await consolePage.locator('#refresh-timeline').click();
-          return verification.count();
+          // Refreshed only while an entry is missing, so no refresh redraws the timeline under the clicks below.
+          const counts = [await verification.count(), await markVerification.count()];
+          if (counts.some((count) => count === 0)) await consolePage.locator('#refresh-timeline').click();
+          return counts;
         },
         { timeout: 30_000, interval: 1_000 },
       )
-      .toBe(1);
+      .toEqual([1, 1]);
     expect(await verification.textContent()).toContain(
       `Someone checked a file whose Content Credentials name this voice and ${platformName}: authorized.`,
     );
     expect(await consolePage.locator('#timeline li[data-kind="provenance.verification"]', { hasText: ': altered.' }).count()).toBe(1);
+    expect(await markVerification.textContent()).toContain(
+      `Someone checked a file without Content Credentials whose watermark names this voice and ${platformName}: authorized by its watermark.`,
+    );
     await verification.getByRole('button', { name: /^Receipt of entry \d+$/ }).click();
     await verification.locator('.receipt [data-proof], .receipt [role="alert"]').first().waitFor({ timeout: 15_000 });
     expect(await verification.locator('[data-proof]').getAttribute('data-proof')).toBe('verified');
     await expectAccessible(consolePage, 'console timeline with a file check');
     await context.close();
   }, 300_000);
+
+  // Last: it spends this minute's file checks of the address every test here calls from.
+  it('past the file checks a minute allows an address, says so in the words the page uses, with the wait Retry-After gives', async () => {
+    const { originUrl, edgeUrl } = running.service;
+    const page = await running.browser.newPage();
+    await page.goto(`${edgeUrl}/playground`);
+    expect(await page.locator('#check-a-file').textContent()).toContain(
+      `${limits.provenanceVerifyAnonymousPerMinute} files per minute per address`,
+    );
+    // The page and this test reach the origin from the same address: the test spends the rest of the minute's checks.
+    const spendChecks = async () => {
+      for (let call = 0; call <= limits.provenanceVerifyAnonymousPerMinute; call++) {
+        const answer = await fetch(`${originUrl}${verifyProvenanceRoute.path}`, { method: 'POST', body: new FormData() });
+        await answer.arrayBuffer();
+        if (answer.status === 429) return;
+      }
+      throw new Error('the file checks were never refused');
+    };
+    const refusal = page.locator('#check-result .notice.error');
+    // A new minute may start between the last spent check and the page's: then spend them again.
+    await expect
+      .poll(
+        async () => {
+          await spendChecks();
+          await dropFile(page, 'one-too-many.wav', STRANGER_CLIP);
+          await page.locator('#check-result .notice').waitFor({ timeout: 30_000 });
+          return refusal.textContent();
+        },
+        { timeout: 120_000, interval: 0 },
+      )
+      .toContain('HTTP 429');
+    expect(await refusal.textContent()).toContain(
+      `At most ${limits.provenanceVerifyAnonymousPerMinute} provenance-verify calls per minute per address`,
+    );
+    const wait = page.locator('#check-result [data-retry-after]');
+    const seconds = Number(await wait.getAttribute('data-retry-after'));
+    expect(seconds).toBeGreaterThanOrEqual(1);
+    expect(seconds).toBeLessThanOrEqual(60);
+    expect(await wait.textContent()).toBe(`Retry-After: ${seconds} s. Try again after that.`);
+    await page.close();
+  });
 });

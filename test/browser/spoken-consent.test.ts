@@ -1,9 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SPOKEN_CONSENT_STATEMENT } from '@vip/shared-schema';
 import { limits } from '@vip/shared-schema/limits';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PHRASE_WORDS } from '../../origin/src/spoken-consent/consent-words.js';
+import { pcm16Wav } from '../../origin/src/testing/fixtures.js';
+import {
+  type SyntheticVoice,
+  syntheticConsent,
+  syntheticConsentSamples,
+  syntheticEnrollment,
+} from '../../origin/src/testing/synthetic-consent.js';
 import { enrolledVoice, json, post, type RunningService, registeredOwner, startService } from '../support/service.js';
 import { ENROLL_CLIPS } from '../support/speech.js';
 import { chromiumMissing, collectConsole, expectAccessible, FAKE_MICROPHONE, launchChromium, screenshot, skipReason } from './support.js';
@@ -12,8 +23,9 @@ import { chromiumMissing, collectConsole, expectAccessible, FAKE_MICROPHONE, lau
  * The spoken consent in the owner console (issue 26): the statement and phrase of a fresh challenge,
  * read into the recorder the enrollment takes use (Chromium's fake microphone plays FAKE_MICROPHONE,
  * read sentences of one speaker and not the statement), sent with the enrollment to the real origin,
- * whose refusals the page explains. The fake microphone cannot say a random phrase, so the refusals
- * are what runs end to end here; docs/CONSOLE.md#spoken-consent says how a passing case is added.
+ * whose refusals the page explains. The passing path runs with synthetic voices
+ * (fixtures/spoken-consent/synthetic/): a consent assembled for the phrase the page shows is uploaded,
+ * and played by a second Chromium's fake microphone, written once the phrase is known.
  */
 
 interface Challenge {
@@ -32,13 +44,13 @@ describe.skipIf(chromiumMissing)(`spoken consent in the owner console${skipReaso
   let browser: Browser;
   let ownerToken: string;
 
-  /** A new tab signed in as the owner, with its console messages collected. */
-  async function signedInPage(context: BrowserContext): Promise<{ page: Page; messages: string[] }> {
+  /** A new tab signed in as the owner (or `who`), with its console messages collected. */
+  async function signedInPage(context: BrowserContext, who = owner): Promise<{ page: Page; messages: string[] }> {
     const page = await context.newPage();
     const messages = await collectConsole(page);
     await page.goto(`${service.originUrl}/console#/sign-in`);
-    await page.getByLabel('Email').first().fill(owner.email);
-    await page.getByLabel('Password').first().fill(owner.password);
+    await page.getByLabel('Email').first().fill(who.email);
+    await page.getByLabel('Password').first().fill(who.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Your voices' }).waitFor();
     return { page, messages };
@@ -204,6 +216,85 @@ describe.skipIf(chromiumMissing)(`spoken consent in the owner console${skipReaso
       expect(await page.locator('#consent-take').textContent()).toBe('');
       expect(messages.filter((line) => /Content Security Policy|Trusted Type|violation|pageerror/i.test(line))).toEqual([]);
     }, 240_000);
+  });
+
+  describe('a new owner who is no corpus speaker enrolls with the statement and the phrase the page shows', () => {
+    const microphone = join(mkdtempSync(join(tmpdir(), 'vip-microphone-')), 'consent.wav');
+    let microphoneBrowser: Browser;
+
+    beforeAll(async () => {
+      // Silence until the page shows a phrase; played once, then silence.
+      writeFileSync(microphone, pcm16Wav(new Float32Array(16000)));
+      microphoneBrowser = await launchChromium(`${microphone}%noloop`);
+    });
+
+    afterAll(async () => {
+      await microphoneBrowser?.close();
+    });
+
+    const takes = (voice: SyntheticVoice) =>
+      syntheticEnrollment(voice).map((clip, index) => ({
+        name: `${voice}-${index + 1}.opus`,
+        mimeType: 'audio/ogg',
+        buffer: Buffer.from(clip),
+      }));
+
+    it('by the upload the console offers, then by the microphone: both voices enrolled, each with spoken-en-3 and its own drawn phrase', async () => {
+      const newOwner = { email: `new-${randomUUID().slice(0, 8)}@console-e2e.example`, password: 'a new owner passphrase' };
+      const token = await registeredOwner(service.originUrl, newOwner);
+      const context = await microphoneBrowser.newContext({ viewport: { width: 1100, height: 900 } });
+      const { page, messages } = await signedInPage(context, newOwner);
+      const enrolled = async (name: string) => {
+        const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/v1/voices/enroll', {
+          timeout: 150_000,
+        });
+        await page.getByRole('button', { name: 'Enroll this voice' }).click();
+        const response = await answered;
+        expect(response.status(), await response.text()).toBe(201);
+        await page.locator('#open-voice').waitFor();
+        expect(await page.locator('#open-voice').textContent()).toBe(`Open ${name}: consent and licences`);
+      };
+      const consentAndTakes = async (voice: SyntheticVoice) => {
+        await page.getByLabel('I have read this statement and I consent.').check();
+        await page.getByRole('button', { name: 'Give consent' }).click();
+        await page.getByText('Consent given (statement version').waitFor();
+        await page.getByLabel('Voice name').fill(voice);
+        await page.getByLabel('Or upload recordings').setInputFiles(takes(voice));
+        await page.locator('#speech-total[data-measuring="false"]').waitFor({ timeout: 60_000 });
+      };
+
+      // Upload: a consent file read for the phrase this page shows.
+      const first = nextChallenge(page);
+      await page.getByRole('link', { name: 'Enroll a voice' }).click();
+      const shown = await shownChallenge(page, first);
+      expect(shown.challenge).toMatchObject({ statement: SPOKEN_CONSENT_STATEMENT.text, statement_version: 'spoken-en-3' });
+      expect(await page.locator('#spoken-statement').textContent()).toBe(SPOKEN_CONSENT_STATEMENT.text);
+      await page.getByText('First the statement (version spoken-en-3)').waitFor();
+      await consentAndTakes('flite-kal16');
+      const uploaded = Buffer.from(await syntheticConsent('flite-kal16', shown.phrase!));
+      await page.getByLabel('Or upload a recording of it').setInputFiles({ name: 'consent.wav', mimeType: 'audio/wav', buffer: uploaded });
+      // A passing enrollment spends the challenge: the page asks for the next one at once.
+      const second = nextChallenge(page);
+      await enrolled('flite-kal16');
+
+      // Microphone: the fake microphone plays the consent read for the new phrase.
+      const renewed = await shownChallenge(page, second);
+      expect(renewed.challenge.challenge_id).not.toBe(shown.challenge.challenge_id);
+      await consentAndTakes('flite-rms');
+      const spoken = await syntheticConsentSamples('flite-rms', renewed.phrase!);
+      writeFileSync(microphone, pcm16Wav(spoken));
+      await page.getByRole('button', { name: 'Record the spoken consent' }).click();
+      await page.getByRole('button', { name: 'Stop the spoken consent' }).waitFor();
+      await page.waitForTimeout((spoken.length / 16000) * 1000 + 1_500);
+      await page.getByRole('button', { name: 'Stop the spoken consent' }).click();
+      await page.locator('#consent-take audio').waitFor();
+      await enrolled('flite-rms');
+
+      const voices = await json(await fetch(`${service.originUrl}/api/v1/voices`, { headers: { authorization: `Bearer ${token}` } }));
+      expect((voices.voices as { name: string }[]).map((voice) => voice.name).sort()).toEqual(['flite-kal16', 'flite-rms']);
+      expect(messages.filter((line) => /Content Security Policy|Trusted Type|violation|pageerror/i.test(line))).toEqual([]);
+      await context.close();
+    }, 400_000);
   });
 
   it('gives a new phrase by itself when the challenge expires on an open page', async () => {

@@ -24,7 +24,11 @@ export const SCREENSHOTS = join(root, 'docs/screenshots');
  */
 const refreshScreenshots = process.env.VIP_REFRESH_SCREENSHOTS === '1';
 
-export function launchChromium(): Promise<Browser> {
+/**
+ * `microphone`: the WAV file the fake microphone plays, looping (`path%noloop`: once, then silence).
+ * Chromium opens it when a page starts capturing, so a test may write it after the launch.
+ */
+export function launchChromium(microphone = FAKE_MICROPHONE): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -38,7 +42,7 @@ export function launchChromium(): Promise<Browser> {
       '--no-first-run',
       '--use-fake-ui-for-media-stream',
       '--use-fake-device-for-media-stream',
-      `--use-file-for-fake-audio-capture=${FAKE_MICROPHONE}`,
+      `--use-file-for-fake-audio-capture=${microphone}`,
       '--autoplay-policy=no-user-gesture-required',
     ],
   });

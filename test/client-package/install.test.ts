@@ -45,7 +45,7 @@ describe('the installable client (@vip/client)', () => {
     const tarball = readdirSync(folder).find((name) => name.endsWith('.tgz'))!;
     mkdirSync(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'installs-the-client', private: true, type: 'module' }));
-    // zod, the client's one dependency, comes from the npm cache that `npm install` filled.
+    // The client's dependencies (client/package.json) come from the npm cache that `npm install` filled.
     await run(npm, ['install', join(folder, tarball), '--prefer-offline', '--no-audit', '--no-fund'], { cwd: project });
   }, 240_000);
   afterAll(async () => {

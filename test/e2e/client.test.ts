@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { BIOMETRIC_CONSENT_STATEMENT } from '@vip/shared-schema';
 import {
   authorizationTokenOf,
   createGateClient,
@@ -64,7 +65,11 @@ describe('the typed client against the running service', () => {
     ownerOrigin = createOriginClient({ baseUrl: service.originUrl, bearerToken: () => ownerLogin.access_token });
     webhookSecret = (await ownerOrigin.webhooks.register({ url: receiver.url, events: ['enrollment.complete', 'license.revoked'] })).secret;
 
-    const consent = await ownerOrigin.biometricConsent.grant({ type: 'biometric', statement_version: '2026-01', accepted: true });
+    const consent = await ownerOrigin.biometricConsent.grant({
+      type: 'biometric',
+      statement_version: BIOMETRIC_CONSENT_STATEMENT.version,
+      accepted: true,
+    });
     const audio = await Promise.all(
       ENROLL_CLIPS.map(async (path) => new File([await readFile(path)], path.split('/').at(-1)!, { type: 'audio/ogg' })),
     );
@@ -92,6 +97,7 @@ describe('the typed client against the running service', () => {
     const licence = await ownerOrigin.licenses.create(voiceId, {
       platform_name: platformName,
       scopes: ['audiobook'],
+      description: 'Narration of audiobook chapters for the tests',
       expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
     });
     const approved = await checkUntil(isApproved);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { pathOf } from '@vip/shared-schema';
+import { BIOMETRIC_CONSENT_STATEMENT, pathOf } from '@vip/shared-schema';
 import { loginRoute } from '@vip/shared-schema/routes/origin/auth';
 import { grantBiometricConsentRoute } from '@vip/shared-schema/routes/origin/biometric-consent';
 import { spokenConsentRecordingRoute } from '@vip/shared-schema/routes/origin/spoken-consent';
@@ -71,7 +71,7 @@ describe('the seeded demo: `npm start -- --demo` and `npm run seed`', () => {
       await fetch(`${service.originUrl}${pathOf(grantBiometricConsentRoute)}`, {
         method: 'POST',
         headers: { ...owner, 'content-type': 'application/json' },
-        body: JSON.stringify({ type: 'biometric', statement_version: '2026-01', accepted: true }),
+        body: JSON.stringify({ type: 'biometric', statement_version: BIOMETRIC_CONSENT_STATEMENT.version, accepted: true }),
       }),
     );
     const form = new FormData();
@@ -119,5 +119,55 @@ describe('the seeded demo: `npm start -- --demo` and `npm run seed`', () => {
     await expect(seedDemo({ ...local, databaseUrl: 'postgresql://demo@db.example.com/vip', allowRemote: true })).resolves.toMatchObject({
       voiceId: seed.voiceId,
     });
+  });
+});
+
+describe('`npm start -- --demo` on a data folder a plain `npm start` made', () => {
+  let service: RunningService | undefined;
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('seeds the demo as the admin the plain start created, whose printed password still signs in', async () => {
+    const unset = { ADMIN_EMAIL: '', ADMIN_PASSWORD: '', SPOKEN_CONSENT: '' };
+    const plain = await startService({ env: unset });
+    await plain.stop();
+    const printed = /VIP ADMIN ACCOUNT CREATED: (\S+) password: (\S+)/.exec(plain.output());
+    expect(printed?.[1]).toBe(DEFAULT_ADMIN_EMAIL);
+
+    service = await startService({ args: ['--demo'], dataDir: plain.dataDir, env: unset });
+    const running = service;
+    await eventually(
+      async () => running.output().includes('[start] demo seeded') || running.output().includes('demo seed failed'),
+      120_000,
+    );
+    expect(running.output()).not.toContain('demo seed failed');
+    expect(running.output()).toContain(`the existing admin ${DEFAULT_ADMIN_EMAIL} signed in with the service's key`);
+    // No second password is made up for an admin that has one: demo.json keeps the demo's own credentials only.
+    expect(Object.keys(JSON.parse(readFileSync(join(running.dataDir, 'demo.json'), 'utf8'))).sort()).toEqual([
+      'api_key',
+      'api_key_id',
+      'owner_email',
+      'owner_password',
+    ]);
+    const seed = await seedDemo({
+      originUrl: running.originUrl,
+      edgeUrl: running.edgeUrl,
+      dataDir: running.dataDir,
+      admin: { email: DEFAULT_ADMIN_EMAIL, password: printed![2]! },
+    });
+    expect(running.output()).toContain(seed.voiceId);
+    const approved = seed.requests.find((request) => request.outcome === 'approved')!;
+    const answer = await json(
+      await fetch(approved.url, { method: 'POST', headers: approved.headers, body: JSON.stringify(approved.body) }),
+    );
+    expect(answer).toMatchObject({ status: 'approved', voice_id: seed.voiceId });
+  }, 360_000);
+
+  it('`npm run seed` without the password says what to run', async () => {
+    const running = service!;
+    await expect(
+      seedDemo({ originUrl: running.originUrl, edgeUrl: running.edgeUrl, dataDir: running.dataDir, admin: { email: DEFAULT_ADMIN_EMAIL } }),
+    ).rejects.toThrow(/no admin password for admin@vip\.local: set ADMIN_PASSWORD .* `npm start -- --demo`/);
   });
 });

@@ -75,7 +75,7 @@ describe('an origin holding vip-speaker-v1 voices, started on the default model'
     const expires_at = new Date(Date.now() + 30 * 86_400_000).toISOString();
     const licence = await post(
       `${service.originUrl}/api/v1/voices/${voiceId}/licenses`,
-      { platform_name: platformName, scopes: ['audiobook'], expires_at },
+      { platform_name: platformName, scopes: ['audiobook'], description: 'Narration of audiobook chapters for the tests', expires_at },
       asOwner(),
     );
     expect(licence.status).toBe(201);

@@ -98,6 +98,7 @@ describe('the protection loop across both planes: screen, check, request, approv
       {
         platform_name: platformName,
         scopes: ['audiobook'],
+        description: 'Narration of audiobook chapters for the tests',
         expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
         message: 'Audiobook narration',
       },

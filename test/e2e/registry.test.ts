@@ -50,7 +50,7 @@ describe('the registry across both planes: consent and licences decide the gate'
   const license = async (scopes: string[]) => {
     const response = await post(
       `${service.originUrl}/api/v1/voices/${voiceId}/licenses`,
-      { platform_name: platformName, scopes, expires_at: in30Days() },
+      { platform_name: platformName, scopes, description: 'Narration of audiobook chapters for the tests', expires_at: in30Days() },
       asOwner(),
     );
     expect(response.status).toBe(201);

@@ -55,7 +55,9 @@ describe('injection: SQL, unicode, NUL and CR/LF in every string field', () => {
   let tried = 0;
 
   beforeAll(async () => {
-    s = await Security.start('inject');
+    // Every payload in a registration field that passes validation is a new account, all from this
+    // one address within the minute: far more than the default REGISTRATIONS_PER_MINUTE.
+    s = await Security.start('inject', { REGISTRATIONS_PER_MINUTE: '1000' });
     owner = await s.owner('inject-owner');
     platform = await s.platform('Inject Platform');
     voiceId = await s.enroll(owner, 'Inject Voice');
@@ -119,7 +121,12 @@ describe('injection: SQL, unicode, NUL and CR/LF in every string field', () => {
       send: (p) =>
         post(
           `${s.origin}/api/v1/voices/${voiceId}/licenses`,
-          { platform_name: p, scopes: ['audiobook'], expires_at: new Date(Date.now() + 86_400_000).toISOString() },
+          {
+            platform_name: p,
+            scopes: ['audiobook'],
+            description: 'Narration of audiobook chapters for the tests',
+            expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+          },
           owner.auth,
         ),
     },
@@ -128,7 +135,12 @@ describe('injection: SQL, unicode, NUL and CR/LF in every string field', () => {
       send: (p) =>
         post(
           `${s.origin}/api/v1/voices/${voiceId}/licenses`,
-          { platform_name: platform.name, scopes: [p], expires_at: new Date(Date.now() + 86_400_000).toISOString() },
+          {
+            platform_name: platform.name,
+            scopes: [p],
+            description: 'Narration of audiobook chapters for the tests',
+            expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+          },
           owner.auth,
         ),
     },
@@ -137,7 +149,12 @@ describe('injection: SQL, unicode, NUL and CR/LF in every string field', () => {
       send: (p) =>
         post(
           `${s.origin}/api/v1/voices/${voiceId}/licenses`,
-          { platform_name: platform.name, scopes: ['audiobook'], expires_at: p },
+          {
+            platform_name: platform.name,
+            scopes: ['audiobook'],
+            description: 'Narration of audiobook chapters for the tests',
+            expires_at: p,
+          },
           owner.auth,
         ),
     },

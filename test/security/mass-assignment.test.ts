@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { BIOMETRIC_CONSENT_STATEMENT } from '@vip/shared-schema';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, post } from '../support/service.js';
 import {
@@ -28,6 +29,9 @@ const EXTRA_FIELDS: [string, unknown][] = [
   ['status', 'approved'],
   ['user_id', '00000000-0000-4000-8000-000000000003'],
   ['is_admin', true],
+  // A licence's terms are stated, never marked as migrated or given a hash by the caller.
+  ['description_source', 'from_scopes'],
+  ['license_terms_sha256', '0'.repeat(64)],
 ];
 /** The prototype-pollution spelling, sent as raw JSON (it cannot be built as an object literal). */
 const PROTO_FIELD = '"__proto__":{"role":"admin","is_admin":true}';
@@ -67,7 +71,12 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
       'requestLicense',
       'POST',
       `${s.origin}/api/v1/voices/${voiceId}/license-requests`,
-      { platform_name: platform.name, scopes: ['podcast'], expires_at: in90Days },
+      {
+        platform_name: platform.name,
+        scopes: ['podcast'],
+        description: 'Narration of audiobook chapters for the tests',
+        expires_at: in90Days,
+      },
       { 'x-api-key': platform.apiKey },
     );
     expect(asked.status).toBe(201);
@@ -110,7 +119,7 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
     grantConsent: {
       url: () => `${s.origin}/api/v1/consents`,
       headers: () => owner.auth,
-      body: () => ({ type: 'biometric', statement_version: '2026-01', accepted: true }),
+      body: () => ({ type: 'biometric', statement_version: BIOMETRIC_CONSENT_STATEMENT.version, accepted: true }),
     },
     setVoiceConsent: {
       url: () => `${s.origin}/api/v1/voices/${voiceId}/consent`,
@@ -121,7 +130,12 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
     createLicense: {
       url: () => `${s.origin}/api/v1/voices/${voiceId}/licenses`,
       headers: () => owner.auth,
-      body: () => ({ platform_name: platform.name, scopes: ['music'], expires_at: in90Days }),
+      body: () => ({
+        platform_name: platform.name,
+        scopes: ['music'],
+        description: 'Narration of audiobook chapters for the tests',
+        expires_at: in90Days,
+      }),
     },
     renewLicense: {
       url: () => `${s.origin}/api/v1/voices/${voiceId}/licenses/${licenceId}/renew`,
@@ -141,7 +155,12 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
     requestLicense: {
       url: () => `${s.origin}/api/v1/voices/${voiceId}/license-requests`,
       headers: () => ({ 'x-api-key': platform.apiKey }),
-      body: () => ({ platform_name: platform.name, scopes: ['gaming'], expires_at: in90Days }),
+      body: () => ({
+        platform_name: platform.name,
+        scopes: ['gaming'],
+        description: 'Narration of audiobook chapters for the tests',
+        expires_at: in90Days,
+      }),
     },
     approveLicenseRequest: {
       url: () => `${s.origin}/api/v1/voices/${voiceId}/license-requests/${requestId}/approve`,

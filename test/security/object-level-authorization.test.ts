@@ -95,7 +95,7 @@ describe('object-level authorization: another owner, another platform', () => {
       'requestLicense',
       'POST',
       `${s.origin}/api/v1/voices/${voiceA}/license-requests`,
-      { platform_name: p1.name, scopes: ['gaming'], expires_at: in60Days() },
+      { platform_name: p1.name, scopes: ['gaming'], description: 'Narration of audiobook chapters for the tests', expires_at: in60Days() },
       { 'x-api-key': p1.apiKey },
     );
     expect(asked.status).toBe(201);
@@ -134,7 +134,12 @@ describe('object-level authorization: another owner, another platform', () => {
       }
     },
     createLicense: async () => {
-      const body = { platform_name: p2.name, scopes: ['commercial'], expires_at: in60Days() };
+      const body = {
+        platform_name: p2.name,
+        scopes: ['commercial'],
+        description: 'Narration of audiobook chapters for the tests',
+        expires_at: in60Days(),
+      };
       await expectProblem(await call('createLicense', 'POST', `/api/v1/voices/${voiceA}/licenses`, body), 404, 'not_found');
     },
     listLicenses: async () => {
@@ -412,7 +417,12 @@ describe('object-level authorization: another owner, another platform', () => {
       await expectProblem(response, 403, 'platform_mismatch');
     },
     requestLicense: async () => {
-      const body = { platform_name: p1.name, scopes: ['gaming'], expires_at: in60Days() };
+      const body = {
+        platform_name: p1.name,
+        scopes: ['gaming'],
+        description: 'Narration of audiobook chapters for the tests',
+        expires_at: in60Days(),
+      };
       const response = await call('requestLicense', 'POST', `/api/v1/voices/${voiceA}/license-requests`, body, { 'x-api-key': p2.apiKey });
       await expectProblem(response, 403, 'platform_mismatch');
     },

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { RouteContract } from '@vip/shared-schema';
+import { BIOMETRIC_CONSENT_STATEMENT, type RouteContract } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import * as auditRoutes from '@vip/shared-schema/routes/origin/audit';
 import * as authRoutes from '@vip/shared-schema/routes/origin/auth';
@@ -159,7 +159,7 @@ export class Security {
   async consent(actor: Actor): Promise<string> {
     const response = await post(
       `${this.origin}/api/v1/consents`,
-      { type: 'biometric', statement_version: '2026-01', accepted: true },
+      { type: 'biometric', statement_version: BIOMETRIC_CONSENT_STATEMENT.version, accepted: true },
       actor.auth,
     );
     expect(response.status).toBe(201);
@@ -196,7 +196,12 @@ export class Security {
       'create licence',
       'POST',
       `${this.origin}/api/v1/voices/${voiceId}/licenses`,
-      { platform_name: platformName, scopes, expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString() },
+      {
+        platform_name: platformName,
+        scopes,
+        description: 'Narration of audiobook chapters for the tests',
+        expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      },
       actor.auth,
     );
     expect(response.status, await response.clone().text()).toBe(201);

@@ -3,9 +3,12 @@ import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BIOMETRIC_CONSENT_STATEMENT } from '@vip/shared-schema';
 import { CORPUS_SPEAKERS_SPOKEN_CONSENT } from '../../origin/src/testing/origin.js';
 import { freePort } from '../../scripts/free-port.js';
+import { type OriginFront, startOriginFront } from '../../scripts/origin-front.js';
 import { type PlaneLaunch, preparePlanes, waitUntilServing } from '../../scripts/start.js';
+import { type CuttableLink, startCuttableLink } from './link.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -35,6 +38,13 @@ export interface ServiceOptions {
   env?: Record<string, string>;
   /** Arguments to `npm start` (`--demo`). */
   args?: string[];
+}
+
+export interface PlanesOptions extends ServiceOptions {
+  /** `npm start -- --replicas N`: N origin replicas behind the front on the origin's address (needs DATABASE_URL in `env`). */
+  replicas?: number;
+  /** Each plane reaches the other through a link the test can cut (`RunningPlanes.link`). */
+  cuttableLinks?: boolean;
 }
 
 /** Starts the service exactly as `npm start` does, on free ports and a private data folder. */
@@ -96,8 +106,23 @@ export async function json(response: Response): Promise<Record<string, unknown>>
   return (await response.json()) as Record<string, unknown>;
 }
 
-export function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+/**
+ * What wrangler dev's proxy answers (503, text) to a POST it could not hand to the Worker because the
+ * runtime behind it was swapped: it retries GET and HEAD itself and asks for anything else to be sent
+ * again. A deployed Worker has no such proxy; seen once in a faults run on a loaded machine.
+ */
+const WRANGLER_DEV_PROXY_RESTART = 'Your worker restarted mid-request';
+
+export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    if (response.status !== 503 || attempt === 3) return response;
+    if (!(await response.clone().text()).startsWith(WRANGLER_DEV_PROXY_RESTART)) return response;
+  }
 }
 
 /** The bootstrap admin registers a platform and issues it a key; answers the key. */
@@ -122,7 +147,11 @@ export async function registeredOwner(originUrl: string, owner: { email: string;
 /** Grants the owner's biometric consent and enrolls a voice from Opus clips; answers the voice id. */
 export async function enrolledVoice(originUrl: string, ownerToken: string, name: string, clips: Uint8Array[]): Promise<string> {
   const asOwner = { authorization: `Bearer ${ownerToken}` };
-  const consent = await post(`${originUrl}/api/v1/consents`, { type: 'biometric', statement_version: '2026-01', accepted: true }, asOwner);
+  const consent = await post(
+    `${originUrl}/api/v1/consents`,
+    { type: 'biometric', statement_version: BIOMETRIC_CONSENT_STATEMENT.version, accepted: true },
+    asOwner,
+  );
   if (consent.status !== 201) throw new Error(`consent answered ${consent.status}`);
   const form = new FormData();
   form.set('name', name);
@@ -132,6 +161,31 @@ export async function enrolledVoice(originUrl: string, ownerToken: string, name:
   const enrolled = await fetch(`${originUrl}/api/v1/voices/enroll`, { method: 'POST', headers: asOwner, body: form });
   if (enrolled.status !== 201) throw new Error(`enroll answered ${enrolled.status}: ${await enrolled.text()}`);
   return (await json(enrolled)).voice_id as string;
+}
+
+/** The owner grants the voice's synthesis consent and licenses it to `platformName` for audiobooks, 30 days; answers the licence. */
+export async function consentedAndLicensed(
+  originUrl: string,
+  ownerToken: string,
+  voiceId: string,
+  platformName: string,
+): Promise<Record<string, unknown>> {
+  const asOwner = { authorization: `Bearer ${ownerToken}` };
+  const consented = await fetch(`${originUrl}/api/v1/voices/${voiceId}/consent`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', ...asOwner },
+    body: JSON.stringify({ status: 'active' }),
+  });
+  if (consented.status !== 200) throw new Error(`consent answered ${consented.status}`);
+  const licence = {
+    platform_name: platformName,
+    scopes: ['audiobook'],
+    description: 'Narration of audiobook chapters for the tests',
+    expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+  };
+  const licensed = await post(`${originUrl}/api/v1/voices/${voiceId}/licenses`, licence, asOwner);
+  if (licensed.status !== 201) throw new Error(`licence answered ${licensed.status}: ${await licensed.text()}`);
+  return json(licensed);
 }
 
 /** Polls `probe` until it returns true or the deadline passes; resolves with the elapsed milliseconds. */
@@ -146,7 +200,7 @@ export async function eventually(probe: () => Promise<boolean>, timeoutMs: numbe
 
 /** One plane of a `startPlanes` service: a process the test can stop (gracefully or by a crash) and start again. */
 export interface Plane {
-  readonly name: 'origin' | 'edge';
+  readonly name: PlaneLaunch['name'];
   readonly url: string;
   /** Process id of the plane's top process while it runs. */
   pid(): number | null;
@@ -166,9 +220,14 @@ export interface RunningPlanes {
   originUrl: string;
   edgeUrl: string;
   dataDir: string;
+  /** The origin: its one process, or with `replicas` all of them at once. */
   origin: Plane;
+  /** Each origin process (`origin`, or `origin-1`, `origin-2`, …), to stop or restart one alone. */
+  replicas: Plane[];
   edge: Plane;
-  /** Everything both planes printed so far, each line prefixed with `[origin]` or `[edge]`. */
+  /** With `cuttableLinks`: cuts both directions between the planes (a partition), and heals them. */
+  link: { cut(): void; heal(): void } | null;
+  /** Everything the planes printed so far, each line prefixed with `[origin]` (`[origin-1]`, …) or `[edge]`. */
   output: () => string;
   /** Stops both planes; `removeData` then deletes the data folder (keep it after a failure: it holds planes.log). */
   stop: (options?: { removeData?: boolean }) => Promise<void>;
@@ -179,10 +238,20 @@ export interface RunningPlanes {
  * gives them (`preparePlanes` from scripts/start.ts), so a test can stop or restart one of them
  * while the other keeps running.
  */
-export async function startPlanes(options: ServiceOptions = {}): Promise<RunningPlanes> {
+export async function startPlanes(options: PlanesOptions = {}): Promise<RunningPlanes> {
   const [originPort, edgePort] = [await freePort(), await freePort()];
+  const replicaPorts = options.replicas && options.replicas > 1 ? await freePorts(options.replicas) : undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'vip-faults-'));
-  const launches = await preparePlanes({ originPort, edgePort, dataDir }, planeEnv(options.env));
+  const links: CuttableLink[] = options.cuttableLinks
+    ? await Promise.all([startCuttableLink(`http://127.0.0.1:${edgePort}`), startCuttableLink(`http://127.0.0.1:${originPort}`)])
+    : [];
+  const launches = await preparePlanes(
+    { originPort, edgePort, dataDir, replicaPorts },
+    planeEnv(options.env),
+    links.length > 0 ? { edgeFromOrigin: links[0]!.url, originFromEdge: links[1]!.url } : {},
+  );
+  // In this process, as `npm start` runs it in its own.
+  const front: OriginFront | null = launches.front ? await startOriginFront(launches.front.port, launches.front.replicaPorts) : null;
   let output = '';
   // Also kept in the data folder, to read after a failed run.
   const log = createWriteStream(join(dataDir, 'planes.log'), { flags: 'a' });
@@ -190,25 +259,71 @@ export async function startPlanes(options: ServiceOptions = {}): Promise<Running
     output += text;
     log.write(text);
   };
-  const origin = planeProcess(launches.origin, write);
+  const replicas = launches.replicas.map((launch) => planeProcess(launch, write));
+  const origin = replicas.length === 1 ? replicas[0]! : planeGroup('origin', launches.originUrl, replicas);
   const edge = planeProcess(launches.edge, write);
+  const closeLinks = async () => {
+    await front?.close();
+    await Promise.all(links.map((link) => link.close()));
+  };
   try {
     await Promise.all([origin.start(), edge.start()]);
   } catch (error) {
     await Promise.all([origin.stop('SIGKILL'), edge.stop('SIGKILL')]);
+    await closeLinks();
     throw new Error(`${(error as Error).message}\n${output}`);
   }
   return {
-    originUrl: launches.origin.url,
+    originUrl: launches.originUrl,
     edgeUrl: launches.edge.url,
     dataDir,
     origin,
+    replicas,
     edge,
+    link:
+      links.length > 0
+        ? {
+            cut: () => {
+              for (const link of links) link.cut();
+            },
+            heal: () => {
+              for (const link of links) link.heal();
+            },
+          }
+        : null,
     output: () => output,
     stop: async ({ removeData = false } = {}) => {
       await Promise.all([origin.stop(), edge.stop()]);
+      await closeLinks();
       await new Promise((resolve) => log.end(resolve));
       if (removeData) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function freePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  while (ports.size < count) ports.add(await freePort());
+  return [...ports];
+}
+
+/** Several origin replicas as one plane: each call acts on all of them at once. */
+function planeGroup(name: Plane['name'], url: string, members: Plane[]): Plane {
+  return {
+    name,
+    url,
+    pid: () => members[0]!.pid(),
+    start: async () => {
+      await Promise.all(members.map((member) => member.start()));
+    },
+    stop: async (signal) => {
+      await Promise.all(members.map((member) => member.stop(signal)));
+    },
+    pause: () => {
+      for (const member of members) member.pause();
+    },
+    resume: () => {
+      for (const member of members) member.resume();
     },
   };
 }
@@ -224,7 +339,7 @@ export async function startOriginPlane(
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'vip-origin-'));
   const launches = await preparePlanes({ originPort, edgePort, dataDir }, planeEnv(options.env));
   let output = '';
-  const origin = planeProcess(launches.origin, (text) => {
+  const origin = planeProcess(launches.replicas[0]!, (text) => {
     output += text;
   });
   try {
@@ -233,7 +348,7 @@ export async function startOriginPlane(
     await origin.stop('SIGKILL');
     throw new Error(`${(error as Error).message}\n${output}`);
   }
-  return { originUrl: launches.origin.url, dataDir, stop: () => origin.stop() };
+  return { originUrl: launches.originUrl, dataDir, stop: () => origin.stop() };
 }
 
 function planeProcess(launch: PlaneLaunch, write: (text: string) => void): Plane {

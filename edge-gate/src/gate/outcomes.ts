@@ -22,7 +22,16 @@ export interface DecideInput extends GateQuery {
  */
 export type GateVerdict =
   | Exclude<Evaluation, { outcome: 'approved' }>
-  | { outcome: 'approved'; consent_status: 'active'; license_status: 'licensed'; token: string; jti: string; expires_at: string };
+  | {
+      outcome: 'approved';
+      consent_status: 'active';
+      license_status: 'licensed';
+      token: string;
+      jti: string;
+      expires_at: string;
+      /** The terms of the licence the approval rests on, for its audit entry (absent from records published before terms existed). */
+      license_terms_sha256?: string | undefined;
+    };
 
 /** A home shard's answer to a request: the key it came with is revoked, or the limit's decision. */
 export type ShardAdmission = { keyRevoked: true } | { keyRevoked: false; rate: RateDecision };

@@ -89,12 +89,13 @@ export function shapeResult(
   };
 }
 
-/** The audit's words for a decision (docs/CONTRACT.md#gate-results, docs/CONTRACT.md#states-and-gate-rules): action, reason and statuses (the action gives the decision, shared-schema/src/audit-kinds.ts). */
+/** The audit's words for a decision (docs/CONTRACT.md#gate-results, docs/CONTRACT.md#states-and-gate-rules): action, reason, statuses and, for an approval, its licence's terms (the action gives the decision, shared-schema/src/audit-kinds.ts). */
 export function auditFields(decision: GateVerdict): {
   action: 'authorized' | 'authorization_denied' | 'no_registry_record';
   reason: string | null;
   license_status: 'licensed' | 'unlicensed' | 'not_applicable';
   consent_status: 'active' | 'withdrawn' | 'unknown';
+  license_terms_sha256?: string | undefined;
 } {
   if (decision.outcome === 'unknown') {
     return {
@@ -108,5 +109,7 @@ export function auditFields(decision: GateVerdict): {
     const { reason, license_status, consent_status } = decision;
     return { action: 'authorization_denied', reason, license_status, consent_status };
   }
-  return { action: 'authorized', reason: null, license_status: 'licensed', consent_status: 'active' };
+  // The licence's terms go on the record of the approval they backed (docs/CONTRACT.md#licence-terms).
+  const { license_terms_sha256 } = decision;
+  return { action: 'authorized', reason: null, license_status: 'licensed', consent_status: 'active', license_terms_sha256 };
 }

@@ -6,9 +6,14 @@ import type { AppContext } from './context.js';
 export function applyRateDecision(c: AppContext, limit: Limit, decision: RateDecision): void {
   const headers = rateLimitHeaders(decision);
   if (!decision.allowed) {
-    throw new ProblemError('rate_limited', `Limit of ${limit.quota} requests per ${limit.windowSeconds} s reached.`, {
-      headers: { ...headers, 'retry-after': String(Math.max(1, decision.resetSeconds)) },
-    });
+    const wait = Math.max(1, decision.resetSeconds);
+    throw new ProblemError(
+      'rate_limited',
+      `Limit of ${limit.quota} requests per ${limit.windowSeconds} s reached; try again in ${wait} s.`,
+      {
+        headers: { ...headers, 'retry-after': String(wait) },
+      },
+    );
   }
   for (const [name, value] of Object.entries(headers)) c.header(name, value);
 }

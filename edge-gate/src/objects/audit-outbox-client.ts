@@ -1,4 +1,4 @@
-import type { AuditPullResponse, AuditRecord, SyncUpdate } from '@vip/shared-schema';
+import type { AuditLookupResponse, AuditPullResponse, AuditRecord, EdgeAuditRecord, SyncUpdate } from '@vip/shared-schema';
 import type { Env } from '../env.js';
 import { AUDIT_SHARDS, shardOf } from '../gate/audit-shards.js';
 import { type Home, homeShardOfKey } from '../gate/callers.js';
@@ -11,7 +11,7 @@ export function auditOutboxShard(env: Env, index: number) {
 }
 
 /** Resolves once the record is durable at the edge; only then may the caller get its answer. */
-export async function recordDecision(env: Env, record: AuditRecord): Promise<void> {
+export async function recordDecision(env: Env, record: EdgeAuditRecord): Promise<void> {
   await auditOutboxShard(env, shardOf(record.check_id)).append(record.check_id, JSON.stringify(record));
 }
 
@@ -46,4 +46,12 @@ export async function pullPending(env: Env, ack: readonly string[], limit: numbe
     .sort((a, b) => a.decided_at.localeCompare(b.decided_at))
     .slice(0, limit);
   return { acked: pulls.reduce((sum, pull) => sum + pull.acked, 0), records };
+}
+
+/** Whose a check is that this edge decided and the origin has not acknowledged: what visibility needs, or null. */
+export async function heldRecord(env: Env, checkId: string): Promise<AuditLookupResponse> {
+  const record = await auditOutboxShard(env, shardOf(checkId)).held(checkId);
+  if (!record) return { held: null };
+  const { voice_id, platform_name, caller_type, caller_id } = record;
+  return { held: { voice_id, platform_name, caller_type, caller_id } };
 }

@@ -137,6 +137,17 @@ export class AuditOutbox extends DurableObject<Env> {
     return { acked, records: rows.map((row) => JSON.parse(row.record) as AuditRecord) };
   }
 
+  /**
+   * The pending record of `checkId`, or null once the origin acknowledged it (or it was never
+   * decided here). One scan of the pending rows, which the origin's pulls keep short.
+   */
+  held(checkId: string): AuditRecord | null {
+    const row = this.ctx.storage.sql
+      .exec<{ record: string }>('SELECT record FROM pending WHERE check_id = ? LIMIT 1', checkId)
+      .toArray()[0];
+    return row ? (JSON.parse(row.record) as AuditRecord) : null;
+  }
+
   private storedWindow(key: string): RateWindow | null {
     let window = this.windows.get(key);
     if (window === undefined) {

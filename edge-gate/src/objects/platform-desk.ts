@@ -134,7 +134,13 @@ export class PlatformDesk {
     // An update that landed during the waits above wins: the answer is judged on the record held now.
     const judgedNow = evaluate(this.voice.now?.record ?? null, input, input.now_ms);
     if (judgedNow.outcome !== 'approved') return judgedNow;
-    return { ...evaluation, token, jti, expires_at: new Date(exp * 1000).toISOString() };
+    return {
+      ...evaluation,
+      token,
+      jti,
+      expires_at: new Date(exp * 1000).toISOString(),
+      license_terms_sha256: licence.terms_sha256,
+    };
   }
 
   /**

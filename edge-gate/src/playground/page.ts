@@ -1,8 +1,10 @@
 import { escapeHtml, INTENDED_USES, limits, renderPageShell } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin/audit';
+import { originDocsRoute } from '@vip/shared-schema/routes/origin/http';
+import { createApiKeyRoute, createPlatformRoute } from '@vip/shared-schema/routes/origin/platforms';
 import { verifyProvenanceRoute } from '@vip/shared-schema/routes/origin/provenance';
-import { playgroundPageRoutes } from '@vip/shared-schema/routes/pages';
+import { consolePageRoutes, playgroundPageRoutes } from '@vip/shared-schema/routes/pages';
 
 /** A code sample the page shows with a copy button; `id` ties the button to the sample. */
 interface Snippet {
@@ -35,6 +37,31 @@ function snippets(edgeUrl: string): Snippet[] {
       ].join('\n'),
     },
   ];
+}
+
+/**
+ * "Live call": the demo, called now; then what the real gate needs (a platform's key, which only an
+ * administrator issues) and where to read on: the origin's reference of the calls that issue it,
+ * the owner console where voice owners license a platform, and the guides in the repository.
+ */
+function liveCall(originUrl: string): string {
+  const keyCall = (route: typeof createPlatformRoute | typeof createApiKeyRoute) =>
+    `<a href="${escapeHtml(`${originUrl}${originDocsRoute.path}#/${route.tag}/${route.operationId}`)}"><code>${route.method.toUpperCase()} ${escapeHtml(route.path)}</code></a>`;
+  return `<section aria-labelledby="live-title">
+<h2 id="live-title">Live call</h2>
+<p>Calls the public demo now (${limits.demoPerIpPerHour} calls per hour per address) and shows the status, the rate-limit headers and the body as received.</p>
+<button type="button" id="call-demo">Call the demo</button>
+<div id="live-result" role="status" aria-live="polite"></div>
+<h3 id="real-gate-title">Calling the real gate</h3>
+<p id="real-gate">The gate itself needs your platform's API key in <code>X-API-Key</code> (the snippets below).
+An administrator of this service registers your platform and issues its key at the origin
+(${keyCall(createPlatformRoute)}, then ${keyCall(createApiKeyRoute)}); nothing lets a platform sign itself up.
+The gate approves a voice only for a platform its owner licensed: owners sign in at the
+<a href="${escapeHtml(`${originUrl}${consolePageRoutes.page.path}`)}">owner console</a> to consent and license.
+On your own machine, <code>npm start -- --demo</code> prints a demo key and a licensed voice.
+The guides are in the repository: <code>docs/INTEGRATION.md</code> (platforms: the key, the gate, redemption, webhooks)
+and <code>docs/OWNER-GUIDE.md</code> (voice owners).</p>
+</section>`;
 }
 
 /**
@@ -92,12 +119,7 @@ Below are the bodies the gate returns, then the specification's demo shapes, a l
 <div id="outcomes" aria-live="polite" data-demo-path="${escapeHtml(edgeRoutes.demo.path)}"><p>Loading the demo…</p></div>
 <noscript><p>This part needs JavaScript. Open <a href="${escapeHtml(edgeRoutes.demo.path)}">the demo's JSON</a> instead.</p></noscript>
 </section>
-<section aria-labelledby="live-title">
-<h2 id="live-title">Live call</h2>
-<p>Calls the public demo now (${limits.demoPerIpPerHour} calls per hour per address) and shows the status, the rate-limit headers and the body as received.</p>
-<button type="button" id="call-demo">Call the demo</button>
-<div id="live-result" role="status" aria-live="polite"></div>
-</section>
+${liveCall(originUrl)}
 ${checkAFile(originUrl)}
 <section aria-labelledby="snippets-title">
 <h2 id="snippets-title">Snippets</h2>

@@ -1,5 +1,6 @@
 import { buildAuditRecord, ProblemError, type RedeemResult } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
+import { newWatermarkId, WATERMARK_ALGORITHM, type WatermarkGrant } from '@vip/shared-schema/watermark/index';
 import { countRequest } from '../admission/gate-check.js';
 import { gateAuthentication } from '../auth/authenticate.js';
 import { verifyAuthorizationToken } from '../gate/authorization-token.js';
@@ -41,6 +42,9 @@ export function mountRedeem(mounts: MountRecord) {
     if (outcome === 'unknown') throw REFUSALS.unknown();
 
     const redemptionCheckId = runtime.newId();
+    // One synthesis, one redemption, one mark: a fresh random id, which the origin registers to this
+    // redemption when it collects the record (docs/DECISIONS.md#the-watermark-in-the-service).
+    const watermark: WatermarkGrant = { alg: WATERMARK_ALGORITHM, id: newWatermarkId() };
     const record = buildAuditRecord('authorization.redeemed', {
       check_id: redemptionCheckId,
       decided_at: new Date(nowMs),
@@ -54,7 +58,7 @@ export function mountRedeem(mounts: MountRecord) {
       ...(await auditedCaller(config, caller)),
       token_jti: claims.jti,
     });
-    await recordDecision(c.env, record);
+    await recordDecision(c.env, outcome === 'redeemed' ? { ...record, watermark_id: watermark.id } : record);
     if (outcome !== 'redeemed') throw REFUSALS[outcome]();
     return c.json({
       voice_id: claims.voice_id,
@@ -63,6 +67,7 @@ export function mountRedeem(mounts: MountRecord) {
       check_id: claims.check_id,
       jti: claims.jti,
       redemption_check_id: redemptionCheckId,
+      watermark,
     } satisfies RedeemResult);
   });
 }

@@ -1,14 +1,14 @@
 import { env, runInDurableObject } from 'cloudflare:test';
-import type { AuditRecord } from '@vip/shared-schema';
+import type { AuditRecord, EdgeAuditRecord } from '@vip/shared-schema';
 import { AUDIT_SHARDS, shardOf } from '../../src/gate/audit-shards.js';
 import type { AuditOutbox } from '../../src/objects/audit-outbox.js';
 import { auditOutboxShard } from '../../src/objects/audit-outbox-client.js';
 
 /** Reads a pending record straight from its outbox shard (what the edge holds before the origin pulls). */
-export async function findAuditRecord(checkId: string): Promise<AuditRecord | null> {
+export async function findAuditRecord(checkId: string): Promise<EdgeAuditRecord | null> {
   return runInDurableObject(auditOutboxShard(env, shardOf(checkId)), (_instance: AuditOutbox, state) => {
     const rows = state.storage.sql.exec<{ record: string }>('SELECT record FROM pending WHERE check_id = ?', checkId).toArray();
-    return rows[0] ? (JSON.parse(rows[0].record) as AuditRecord) : null;
+    return rows[0] ? (JSON.parse(rows[0].record) as EdgeAuditRecord) : null;
   });
 }
 

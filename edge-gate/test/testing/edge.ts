@@ -72,13 +72,16 @@ export async function licence(
   overrides: Partial<VoiceLicenseIndex> & { token?: string } = {},
 ): Promise<VoiceLicenseIndex & { token: string }> {
   const token = overrides.token ?? `lic_${crypto.randomUUID()}`;
+  const licenseId = newId();
   return {
-    license_id: newId(),
+    license_id: licenseId,
     platform_name: platformName,
     scopes,
     expires_at: new Date(Date.now() + 86_400_000).toISOString(),
     status: 'active',
     token_hash: await sha256Hex(token),
+    // Stands for the origin's hash of the licence's canonical terms: the edge only carries it.
+    terms_sha256: await sha256Hex(`terms of ${licenseId}`),
     ...overrides,
     token,
   };

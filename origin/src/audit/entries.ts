@@ -36,6 +36,8 @@ export function chainEntry(record: AuditRecord, seq: number, recordedAt: Date, p
     caller_type: record.caller_type,
     caller_id: record.caller_id,
     token_jti: record.token_jti,
+    // Undefined (left out of the canonical JSON) on every entry that names no licence terms.
+    license_terms_sha256: record.license_terms_sha256,
     seq,
     recorded_at: recordedAt.toISOString(),
     prev_hash: prevHash,

@@ -1,6 +1,7 @@
 import { type AuditOrder, type ChainLink, type ChainVerdict, GENESIS_HASH, ProblemError, verifyChainLinks } from '@vip/shared-schema';
 import type { Database } from '../db/client.js';
 import type { CheckpointRow } from '../db/schema.js';
+import { keysetPage } from '../http/cursor.js';
 import type { Clock } from '../runtime.js';
 import { appendPendingBatch } from './appender.js';
 import { ChainHashThread } from './chain-hash-thread.js';
@@ -54,26 +55,21 @@ export class AuditService {
   }
 
   async list(reader: store.AuditReader, query: AuditLogQuery) {
-    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, query.order);
-    const rows = await store.listEntries(
-      this.deps.db,
-      reader,
-      {
-        checkId: query.check_id,
-        voiceId: query.voice_id,
-        platformName: query.platform_name,
-        decision: query.decision,
-        from: query.from ? new Date(query.from) : undefined,
-        to: query.to ? new Date(query.to) : undefined,
-      },
-      query.order,
-      after,
-      query.limit + 1,
+    const after = query.cursor === undefined ? undefined : decodeAuditCursor(query.cursor, query.order);
+    const filter = {
+      checkId: query.check_id,
+      voiceId: query.voice_id,
+      platformName: query.platform_name,
+      decision: query.decision,
+      from: query.from ? new Date(query.from) : undefined,
+      to: query.to ? new Date(query.to) : undefined,
+    };
+    const { rows, nextCursor } = await keysetPage(
+      query.limit,
+      (rowsWanted) => store.listEntries(this.deps.db, reader, filter, query.order, after, rowsWanted),
+      (last) => encodeAuditCursor(query.order, last),
     );
-    const page = rows.slice(0, query.limit);
-    const last = page[page.length - 1];
-    const next = rows.length > query.limit && last ? encodeCursor(query.order, last) : null;
-    return { entries: page.map(storedToEntry), next_cursor: next };
+    return { entries: rows.map(storedToEntry), next_cursor: nextCursor };
   }
 
   /**
@@ -216,7 +212,7 @@ const toCheckpoint = (row: CheckpointRow) => ({
 });
 
 /** Opaque to callers: the position of the last entry of the previous page, in the order it was read in. */
-function encodeCursor(order: AuditOrder, last: { seq: number; decidedAt: string }): string {
+function encodeAuditCursor(order: AuditOrder, last: { seq: number; decidedAt: string }): string {
   const text = order === 'seq' ? `seq:${last.seq}` : `decided_at:${last.decidedAt}|${last.seq}`;
   return Buffer.from(text).toString('base64url');
 }
@@ -227,7 +223,7 @@ const CURSORS: Record<AuditOrder, RegExp> = {
 };
 
 /** A cursor continues the order it was issued for; one of the other order, or not ours, is a 422. */
-function decodeCursor(cursor: string, order: AuditOrder): store.AuditPosition {
+function decodeAuditCursor(cursor: string, order: AuditOrder): store.AuditPosition {
   const match = CURSORS[order].exec(Buffer.from(cursor, 'base64url').toString());
   if (!match) {
     throw new ProblemError('validation_failed', `The cursor is not one this API issued for order=${order}.`, {

@@ -1,23 +1,19 @@
-import { type AuditOrder, type AuditRecord, GENESIS_HASH } from '@vip/shared-schema';
+import { type AuditOrder, type AuditRecord, GENESIS_HASH, type HeldAuditRecord } from '@vip/shared-schema';
 import { and, asc, desc, eq, getTableColumns, getTableName, gt, gte, inArray, lte, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import { waitForTurn } from '../db/advisory-locks.js';
 import type { Executor } from '../db/client.js';
 import { auditCheckpoints, auditEntries, auditPending, type CheckpointRow } from '../db/schema.js';
 import { voiceIdsOfOwner } from '../voices/index.js';
 import type { ChainLine, RawChainPage } from './chain-page.js';
 import type { StoredEntry } from './entries.js';
 
-/** Advisory lock keys: any constants, the same in every origin process. */
-const CHAIN_LOCK_KEY = 6_170_001;
-/** Serialises collectors (several origin processes) so a deny's event is emitted once per check_id. */
-const COLLECTOR_LOCK_KEY = 6_170_002;
-
 /** Holds the chain for the rest of the transaction: appenders in every process take turns. */
 export async function lockChain(db: Executor): Promise<void> {
-  await db.execute(sql`select pg_advisory_xact_lock(${sql.raw(String(CHAIN_LOCK_KEY))})`);
+  await waitForTurn(db, 'chainAppend');
 }
 
 export async function lockCollector(db: Executor): Promise<void> {
-  await db.execute(sql`select pg_advisory_xact_lock(${sql.raw(String(COLLECTOR_LOCK_KEY))})`);
+  await waitForTurn(db, 'auditCollection');
 }
 
 export interface ChainHead {
@@ -124,6 +120,20 @@ export async function pendingVisibleTo(db: Executor, reader: AuditReader, checkI
     .from(auditPending)
     .where(and(eq(auditPending.checkId, checkId), visibleTo(reader, pendingVisibilityFields)));
   return rows.length > 0;
+}
+
+/** Whether `reader` will see the record the edge holds (and the chain will hold) once it is collected. */
+export async function heldRecordVisibleTo(db: Executor, reader: AuditReader, held: HeldAuditRecord): Promise<boolean> {
+  const visible = visibleTo(reader, {
+    voiceId: sql`${held.voice_id}::uuid`,
+    platformName: sql`${held.platform_name}::text`,
+    callerType: sql`${held.caller_type}::text`,
+    callerId: sql`${held.caller_id}::text`,
+  });
+  if (!visible) return true;
+  // Both drivers answer a raw query with { rows }.
+  const { rows } = (await db.execute(sql`select coalesce(${visible}, false) as visible`)) as unknown as { rows: { visible: boolean }[] };
+  return rows[0]?.visible === true;
 }
 
 const storedFields = { seq: auditEntries.seq, entryJson: auditEntries.entryJson, entryHash: auditEntries.entryHash };
@@ -237,19 +247,36 @@ export function latestCheckpoints(db: Executor, limit: number): Promise<Checkpoi
   return db.select().from(auditCheckpoints).orderBy(desc(auditCheckpoints.treeSize)).limit(limit);
 }
 
-/** Whether the token a gate decision issued was redeemed: its `authorization.redeemed` entry that allowed it. */
-export async function redemptionLogged(db: Executor, voiceId: string, tokenJti: string): Promise<boolean> {
+/**
+ * The chained entry of `kind` that allowed the token `tokenJti` for the voice (its canonical JSON, as
+ * the chain hashes it); null while it is still queued or when none exists.
+ */
+async function allowingEntryOfToken(
+  db: Executor,
+  kind: 'gate.decision' | 'authorization.redeemed',
+  voiceId: string,
+  tokenJti: string,
+): Promise<string | null> {
   const [row] = await db
-    .select({ seq: auditEntries.seq })
+    .select({ entryJson: auditEntries.entryJson })
     .from(auditEntries)
     .where(
       and(
         eq(auditEntries.voiceId, voiceId),
         eq(auditEntries.decision, 'allow'),
-        sql`(${auditEntries.entryJson}::jsonb ->> 'kind') = 'authorization.redeemed'`,
+        sql`(${auditEntries.entryJson}::jsonb ->> 'kind') = ${kind}`,
         sql`(${auditEntries.entryJson}::jsonb ->> 'token_jti') = ${tokenJti}`,
       ),
     )
     .limit(1);
-  return row !== undefined;
+  return row?.entryJson ?? null;
 }
+
+/** Whether the token a gate decision issued was redeemed: its `authorization.redeemed` entry that allowed it. */
+export async function redemptionLogged(db: Executor, voiceId: string, tokenJti: string): Promise<boolean> {
+  return (await allowingEntryOfToken(db, 'authorization.redeemed', voiceId, tokenJti)) !== null;
+}
+
+/** The approval whose token a redemption redeemed: the chained `gate.decision` entry that allowed it. */
+export const approvalOfToken = (db: Executor, voiceId: string, tokenJti: string): Promise<string | null> =>
+  allowingEntryOfToken(db, 'gate.decision', voiceId, tokenJti);

@@ -11,6 +11,7 @@ import {
   type TileAddress,
 } from '@vip/shared-schema';
 import type { Database } from '../db/client.js';
+import type { EdgeAuditLookup } from '../edge-link/audit-lookup.js';
 import type { Clock } from '../runtime.js';
 import type { CheckpointSigner } from './checkpoints.js';
 import { inclusionRanges, TileHashes, type TileKey, tileKey, tilesForRanges } from './merkle.js';
@@ -24,6 +25,8 @@ export interface TransparencyLogDeps {
   checkpoints: CheckpointSigner;
   /** The checkpoints' origin line, also the signed-note key name. */
   origin: string;
+  /** Asks the edge whether it holds a check not collected yet; absent without an edge (EDGE_URL). */
+  edgeAudit?: EdgeAuditLookup;
 }
 
 /** Full tiles kept in memory (8 KiB each): they never change, and tile fetches and proofs read the same few again and again. */
@@ -128,10 +131,16 @@ export class TransparencyLog {
    */
   async receipt(reader: store.AuditReader, checkId: string) {
     const { db } = this.deps;
-    const [entry] = await store.listEntries(db, reader, { checkId }, 'seq', undefined, 1);
+    const chained = () => store.listEntries(db, reader, { checkId }, 'seq', undefined, 1).then(([entry]) => entry);
+    let entry = await chained();
     if (!entry) {
+      // Asked in the order a record travels (edge, queue, chain), so one on its way is seen at one of them.
+      if (await this.heldAtEdgeFor(reader, checkId)) {
+        throw receiptPending('The gate decided this check; the audit chain has not collected it yet.');
+      }
       if (await store.pendingVisibleTo(db, reader, checkId)) throw receiptPending('The decision is queued for the audit chain.');
-      throw new ProblemError('not_found', 'No audit entry with this check_id is visible to this caller.');
+      entry = await chained();
+      if (!entry) throw new ProblemError('not_found', 'No audit entry with this check_id is visible to this caller.');
     }
     const index = entry.seq - 1;
     const state = await tlogStore.tlogState(db);
@@ -143,6 +152,22 @@ export class TransparencyLog {
       leaf: entry.entryJson,
       proof: formatTlogProof({ index, path, checkpoint: state.signedNote }),
     };
+  }
+
+  /** Whether the edge holds `checkId`, not collected yet, as a record `reader` will see: others' checks stay unknown. */
+  private async heldAtEdgeFor(reader: store.AuditReader, checkId: string): Promise<boolean> {
+    const { edgeAudit } = this.deps;
+    if (!edgeAudit) return false;
+    let held: Awaited<ReturnType<EdgeAuditLookup>>;
+    try {
+      held = await edgeAudit(checkId.toLowerCase());
+    } catch {
+      // Not knowing is not "no such check": the caller asks again.
+      throw new ProblemError('unavailable', 'The gate could not be asked whether it decided this check. Ask again after Retry-After.', {
+        headers: { 'retry-after': String(RECEIPT_RETRY_AFTER_SECONDS) },
+      });
+    }
+    return held !== null && (await store.heldRecordVisibleTo(this.deps.db, reader, held));
   }
 }
 

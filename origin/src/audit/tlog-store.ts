@@ -1,13 +1,11 @@
 import { and, asc, eq, gte, lt, lte, or, sql } from 'drizzle-orm';
+import { waitForTurn } from '../db/advisory-locks.js';
 import type { Executor } from '../db/client.js';
 import { auditEntries, auditTlogState, auditTlogTiles, type TlogState } from '../db/schema.js';
 import { type TileKey, tileKey } from './merkle.js';
 
-/** Serialises checkpoint signing across origin processes, so each new checkpoint is checked against the last one signed. */
-const CHECKPOINTER_LOCK_KEY = 6_170_003;
-
 export async function lockCheckpointer(db: Executor): Promise<void> {
-  await db.execute(sql`select pg_advisory_xact_lock(${sql.raw(String(CHECKPOINTER_LOCK_KEY))})`);
+  await waitForTurn(db, 'checkpointSigning');
 }
 
 export async function tlogState(db: Executor): Promise<TlogState> {

@@ -6,16 +6,18 @@ import {
   parseTlogProof,
   pathOf,
   rfc6962LeafHash,
+  sha256Hex,
   TILE_WIDTH,
   tilePath,
 } from '@vip/shared-schema';
 import { TlogFormatError, verifyReceipt } from '@vip/shared-schema/client';
+import { authorizationAssertionOf } from '@vip/shared-schema/client/provenance';
 import { auditLogRoute, auditReceiptRoute, auditReceiptSchema, auditVerifyRoute } from '@vip/shared-schema/routes/origin/audit';
 import { eq, type SQL, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditTlogState, auditTlogTiles, voices } from '../db/schema.js';
 import { gateRecord } from '../testing/audit-records.js';
-import { bearer, loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { bearer, loggedIn, platformWithApiKey, startTestOrigin, type TestOrigin, UNHURRIED_JOBS } from '../testing/origin.js';
 import { leafHash } from './merkle.js';
 import { queueAuditRecords } from './queue.js';
 import * as tlogStore from './tlog-store.js';
@@ -119,6 +121,27 @@ describe('receipts', () => {
     }
   });
 
+  it("proves an approval's licence terms: the hash is in the leaf, the chain verifies, and the assertion built from the receipt carries it", async () => {
+    const terms = await sha256Hex('the canonical terms of some licence');
+    const approval = gateRecord({
+      decision: 'allow',
+      action: 'authorized',
+      reason: null,
+      license_status: 'licensed',
+      token_jti: randomUUID(),
+      license_terms_sha256: terms,
+    });
+    const refusal = gateRecord();
+    await chainAndSign([approval, refusal]);
+    const receipt = auditReceiptSchema.parse((await receiptOf(approval.check_id)).json());
+    expect((await verifyReceipt(receipt, vkey)).entry.license_terms_sha256).toBe(terms);
+    expect(authorizationAssertionOf({ check_id: approval.check_id, receipt }).license_terms_sha256).toBe(terms);
+    // An entry without terms keeps the fields it always had.
+    const refused = auditReceiptSchema.parse((await receiptOf(refusal.check_id)).json());
+    expect(JSON.parse(refused.leaf)).not.toHaveProperty('license_terms_sha256');
+    expect((await get(pathOf(auditVerifyRoute))).json()).toMatchObject({ valid: true });
+  });
+
   it('is refused by the verifier for an edited leaf, another index, another key or another log', async () => {
     const record = gateRecord();
     await chainAndSign([record, gateRecord()]);
@@ -144,6 +167,24 @@ describe('receipts', () => {
     expect(expectProblem(await receiptOf(queued.check_id), 503, 'receipt_pending').headers['retry-after']).toBe('1');
     await origin.tlog.signCheckpoint();
     expect((await receiptOf(queued.check_id)).statusCode).toBe(200);
+  });
+
+  it('answers 503 unavailable, not not_found, for a check it cannot find while the edge it would ask cannot be reached', async () => {
+    // An edge that answers nothing: a port nobody listens on.
+    const edge = { url: 'http://127.0.0.1:9', internalSecret: 'e'.repeat(32) };
+    const withEdge = await startTestOrigin({ jobs: { ...UNHURRIED_JOBS, edge } });
+    try {
+      const admin = await loggedIn(withEdge, 'admin');
+      const response = await withEdge.app.inject({
+        method: 'GET',
+        url: pathOf(auditReceiptRoute, { check_id: randomUUID() }),
+        headers: bearer(admin.accessToken),
+      });
+      expectProblem(response, 503, 'unavailable');
+      expect(response.headers['retry-after']).toBe('1');
+    } finally {
+      await withEdge.close();
+    }
   });
 
   it('has the visibility of the entry: its platform and the voice owner see it, another platform and owner do not', async () => {

@@ -15,8 +15,12 @@ afterAll(() => origin?.close());
 const post = (url: string, payload: unknown, remoteAddress = '198.51.100.7') =>
   origin.app.inject({ method: 'POST', url, payload: payload as Record<string, unknown>, remoteAddress });
 
+/** Each account from an address of its own: registrations are limited per address (registration-limits.test.ts). */
+let registrations = 0;
+const registerFromOwnAddress = (payload: unknown) => post(pathOf(registerRoute), payload, `203.0.113.${++registrations % 250}`);
+
 async function register(email = uniqueEmail()) {
-  const response = await post(pathOf(registerRoute), { email, password: PASSWORD });
+  const response = await registerFromOwnAddress({ email, password: PASSWORD });
   expect(response.statusCode).toBe(201);
   return { email, userId: response.json().user_id as string };
 }
@@ -24,14 +28,14 @@ async function register(email = uniqueEmail()) {
 describe('POST /api/v1/auth/register', () => {
   it('creates an owner account and answers its id and lower-cased email', async () => {
     const email = uniqueEmail('Mixed.Case');
-    const response = await post(pathOf(registerRoute), { email, password: PASSWORD });
+    const response = await registerFromOwnAddress({ email, password: PASSWORD });
     expect(response.statusCode).toBe(201);
     expect(response.json()).toEqual({ user_id: expect.stringMatching(/^[0-9a-f-]{36}$/), email: email.toLowerCase() });
   });
 
   it('refuses an email that is taken, whatever its case, with 409 email_taken', async () => {
     const { email } = await register();
-    const response = await post(pathOf(registerRoute), { email: email.toUpperCase(), password: PASSWORD });
+    const response = await registerFromOwnAddress({ email: email.toUpperCase(), password: PASSWORD });
     expect(response.statusCode).toBe(409);
     expect(response.headers['content-type']).toContain(PROBLEM_CONTENT_TYPE);
     expect(response.json().code).toBe('email_taken');

@@ -1,5 +1,6 @@
 import { API_KEY_PREFIX, ProblemError, sha256Hex, type UserRole } from '@vip/shared-schema';
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { RateCredential } from '../http/rate-limit.js';
 import type { Guards } from '../http/routes.js';
 import type { Clock } from '../runtime.js';
 import type { AccessTokens } from './access-tokens.js';
@@ -111,4 +112,5 @@ export function callerOf(request: FastifyRequest): Caller {
 }
 
 /** What a rate limit counts a caller by: the API key, or the signed-in user. */
-export const credentialOf = (caller: Caller): string => (caller.kind === 'platform' ? `key:${caller.keyId}` : `user:${caller.userId}`);
+export const credentialOf = (caller: Caller): RateCredential =>
+  caller.kind === 'platform' ? `key:${caller.keyId}` : `user:${caller.userId}`;

@@ -13,7 +13,10 @@ import type { AuthService } from './service.js';
 
 export function registerAuthRoutes({ app, registry, guards }: RouteKit, auth: AuthService, tokens: AccessTokens): void {
   addRoute(app, registry, registerRoute, {
-    handler: ({ body }) => auth.register(body.email, body.password),
+    handler: async ({ body }, request, reply) => {
+      reply.headers(await auth.admitRegistration(request.ip));
+      return auth.register(body.email, body.password);
+    },
   });
 
   addRoute(app, registry, loginRoute, {

@@ -2,8 +2,10 @@ import { limits, ProblemError, sha256Hex, type UserRole } from '@vip/shared-sche
 import { loginRoute } from '@vip/shared-schema/routes/origin/auth';
 import type { Database } from '../db/client.js';
 import type { UserRow } from '../db/schema.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 import type { Runtime } from '../runtime.js';
 import type { AccessTokens } from './access-tokens.js';
+import { BoundedLane } from './hashing-lane.js';
 import type { PasswordHasher } from './passwords.js';
 import * as store from './store.js';
 
@@ -21,23 +23,54 @@ export interface AuthServiceDeps {
   hasher: PasswordHasher;
   tokens: AccessTokens;
   runtime: Runtime;
+  limiter: RateLimiter;
+  /** Registrations per client address per minute (REGISTRATIONS_PER_MINUTE). */
+  registrationsPerMinute: number;
 }
+
+/**
+ * Registrations hash their passwords one at a time in each origin process, with this many waiting
+ * (about 1.6 s of scrypt at the production cost); more answer 503 with Retry-After. The other
+ * threads of libuv's pool stay free for logins, however many addresses the registrations come from.
+ */
+export const REGISTRATION_HASHING = { concurrency: 1, maxWaiting: 16 } as const;
 
 type RefreshOutcome = { kind: 'rotated'; user: UserRow; refreshToken: string } | { kind: 'invalid' } | { kind: 'reused' };
 
 export class AuthService {
+  private readonly registrationHashing = new BoundedLane(REGISTRATION_HASHING.concurrency, REGISTRATION_HASHING.maxWaiting);
+
   constructor(private readonly deps: AuthServiceDeps) {}
 
+  /**
+   * The limit per client address, before the password is hashed (each registration costs a scrypt
+   * hash). The RateLimit headers to answer with.
+   */
+  admitRegistration(clientIp: string): Promise<Record<string, string>> {
+    return this.deps.limiter.take({ name: 'registration', callsPerMinute: this.deps.registrationsPerMinute }, `ip:${clientIp}`);
+  }
+
+  /** Call after admitRegistration. */
   async register(email: string, password: string): Promise<{ user_id: string; email: string }> {
-    const user = await this.createUser(email, password, 'owner');
+    const passwordHash = await this.registrationHashing.run(
+      () => this.deps.hasher.hash(password),
+      () =>
+        new ProblemError('unavailable', 'Too many registrations are being processed; try again in a moment.', {
+          headers: { 'retry-after': '1' },
+        }),
+    );
+    const user = await this.insertUser(email, passwordHash, 'owner');
     if (!user) throw new ProblemError('email_taken', 'An account with this email exists.');
     return { user_id: user.id, email: user.email };
   }
 
-  /** Creates the account unless the email is taken (null then). */
+  /** Creates the account unless the email is taken (null then): the start-up bootstrap's and the tests' way in. */
   async createUser(email: string, password: string, role: UserRole): Promise<UserRow | null> {
-    const { db, hasher, runtime } = this.deps;
-    const passwordHash = await hasher.hash(password);
+    return this.insertUser(email, await this.deps.hasher.hash(password), role);
+  }
+
+  private insertUser(email: string, passwordHash: string, role: UserRole): Promise<UserRow | null> {
+    const { db, runtime } = this.deps;
     return store.insertUser(db, { id: runtime.newId(), email, passwordHash, role, createdAt: runtime.clock.now() });
   }
 

@@ -14,4 +14,5 @@ export * from './schema/rate-limits.js';
 export * from './schema/signing-certificates.js';
 export * from './schema/spoken-consent.js';
 export * from './schema/voices.js';
+export * from './schema/watermarks.js';
 export * from './schema/webhooks.js';

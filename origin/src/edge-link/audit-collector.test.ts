@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AuditRecord, auditPullRequestSchema, INTERNAL_AUDIT_PULL_PATH } from '@vip/shared-schema';
+import { auditPullRequestSchema, type EdgeAuditRecord, INTERNAL_AUDIT_PULL_PATH, pathOf } from '@vip/shared-schema';
+import { deleteVoiceRoute } from '@vip/shared-schema/routes/origin/voices';
 import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { auditEntries, auditPending, domainEvents, voices } from '../db/schema.js';
+import { auditEntries, auditPending, domainEvents, voices, watermarkMarks } from '../db/schema.js';
 import { gateRecord } from '../testing/audit-records.js';
-import { loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
+import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { readSignedRequest } from '../testing/signed-request.js';
 import { AuditCollector } from './audit-collector.js';
 
@@ -13,7 +14,7 @@ const SECRET = 'audit-collector-test-secret-0123';
 
 /** The edge's pull route as the AuditOutbox implements it: pending until acknowledged, oldest first. */
 class FakeEdge {
-  pending: AuditRecord[] = [];
+  pending: EdgeAuditRecord[] = [];
   /** Acknowledgements the edge "loses" (a dropped response): processed as if never sent. */
   loseNextAck = false;
   /** check_ids acknowledged before they were in the origin's database: must stay empty. */
@@ -97,6 +98,16 @@ const blockedEventsFor = async (checkId: string) =>
     (event) => (event.payload as { check_id?: string }).check_id === checkId,
   );
 
+/** An owner and a voice of theirs, as an enrollment leaves it. */
+async function ownerWithVoice() {
+  const owner = await loggedIn(origin);
+  const voiceId = crypto.randomUUID();
+  await origin.database.db
+    .insert(voices)
+    .values({ id: voiceId, ownerId: owner.userId, name: 'V', status: 'ready', model: 'test', speechSeconds: 12, quality: {} });
+  return { owner, voiceId };
+}
+
 async function chained(checkIds: string[]) {
   while ((await origin.audit.appendPending()).more);
   return origin.database.db.select().from(auditEntries).where(inArray(auditEntries.checkId, checkIds));
@@ -112,12 +123,25 @@ describe('audit collector', () => {
     expect(await chained(records.map((record) => record.check_id))).toHaveLength(7);
   });
 
+  it('registers the watermark id handed over beside a redemption, and leaves it out of the chain entry', async () => {
+    const redemption = gateRecord({
+      kind: 'authorization.redeemed',
+      decision: 'allow',
+      action: 'redeemed',
+      reason: null,
+      token_jti: crypto.randomUUID(),
+    });
+    edge.pending = [{ ...redemption, watermark_id: 'abcdef0123' }];
+    await collectAll(collector());
+    const [mark] = await origin.database.db.select().from(watermarkMarks).where(eq(watermarkMarks.redemptionCheckId, redemption.check_id));
+    expect(mark).toMatchObject({ watermarkId: 'abcdef0123', voiceId: redemption.voice_id, tokenJti: redemption.token_jti });
+    const [entry] = await chained([redemption.check_id]);
+    expect(entry!.entryJson).not.toContain('abcdef0123');
+    expect(JSON.parse(entry!.entryJson)).not.toHaveProperty('watermark_id');
+  });
+
   it('emits pre_synthesis.blocked once per denied check, for the voice owner', async () => {
-    const owner = await loggedIn(origin);
-    const voiceId = crypto.randomUUID();
-    await origin.database.db
-      .insert(voices)
-      .values({ id: voiceId, ownerId: owner.userId, name: 'V', status: 'ready', model: 'test', speechSeconds: 12, quality: {} });
+    const { owner, voiceId } = await ownerWithVoice();
     const denial = gateRecord({ voice_id: voiceId, platform_name: 'Blocked Platform', intended_use: 'podcast', reason: 'scope_mismatch' });
     edge.pending = [denial, gateRecord({ decision: 'allow', action: 'authorized', reason: null })];
     await collectAll(collector());
@@ -134,6 +158,23 @@ describe('audit collector', () => {
       check_id: denial.check_id,
       authorization_denied: true,
     });
+  });
+
+  it('emits pre_synthesis.blocked for the owner of a voice erased between the decision and the pull', async () => {
+    const { owner, voiceId } = await ownerWithVoice();
+    // The edge denied a check while the voice existed; its owner erases the voice before the origin pulls the record.
+    const denial = gateRecord({ voice_id: voiceId.toUpperCase(), platform_name: 'Blocked Platform', reason: 'no_license' });
+    const erased = await origin.app.inject({
+      method: 'DELETE',
+      url: pathOf(deleteVoiceRoute, { voice_id: voiceId }),
+      headers: bearer(owner.accessToken),
+    });
+    expect(erased.statusCode).toBe(200);
+    edge.pending = [denial];
+    await collectAll(collector());
+
+    const [event] = await blockedEventsFor(denial.check_id);
+    expect(event).toMatchObject({ ownerId: owner.userId, eventType: 'pre_synthesis.blocked' });
   });
 
   it('adds nothing when the same batch is pulled twice (the acknowledgement was lost)', async () => {

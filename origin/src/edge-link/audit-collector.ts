@@ -1,8 +1,9 @@
-import { type AuditPullRequest, type AuditRecord, auditPullResponseSchema, INTERNAL_AUDIT_PULL_PATH } from '@vip/shared-schema';
+import { type AuditPullRequest, auditPullResponseSchema, type EdgeAuditRecord, INTERNAL_AUDIT_PULL_PATH } from '@vip/shared-schema';
 import type { FastifyBaseLogger } from 'fastify';
 import { knownCheckIds, lockCollector, queueAuditRecords } from '../audit/index.js';
 import type { Database } from '../db/client.js';
 import type { RoundOutcome } from '../jobs/background-loop.js';
+import { registerMarks } from '../provenance/index.js';
 import type { Clock } from '../runtime.js';
 import { emitBlockedEvents } from './blocked-events.js';
 import { callEdge } from './edge-call.js';
@@ -33,6 +34,7 @@ export class AuditCollector {
   /** Committed but not yet acknowledged at the edge. */
   private unacknowledged: string[] = [];
   private failures = 0;
+  private reachedEdge = false;
 
   constructor(options: AuditCollectorOptions) {
     this.options = { fetch: globalThis.fetch, batchSize: 200, requestTimeoutMs: 10_000, retryBaseMs: 500, retryMaxMs: 30_000, ...options };
@@ -41,7 +43,7 @@ export class AuditCollector {
   /** One pull: ack, fetch, queue. `busy` when the edge may hold more. */
   async collectOnce(): Promise<RoundOutcome> {
     const ack = this.unacknowledged;
-    let records: AuditRecord[];
+    let records: EdgeAuditRecord[];
     try {
       records = await this.pull({ ack, limit: this.options.batchSize });
     } catch (error) {
@@ -50,6 +52,10 @@ export class AuditCollector {
       return { waitMs: delay };
     }
     this.failures = 0;
+    if (!this.reachedEdge) {
+      this.reachedEdge = true;
+      this.options.log.info('audit collector reached the edge');
+    }
     // The edge has dropped what we acknowledged; the rest comes back until acknowledged.
     this.unacknowledged = [];
     if (records.length === 0) return 'idle';
@@ -70,7 +76,7 @@ export class AuditCollector {
     }
   }
 
-  private async queue(records: AuditRecord[]): Promise<void> {
+  private async queue(records: EdgeAuditRecord[]): Promise<void> {
     const { db, clock } = this.options;
     await db.transaction(async (tx) => {
       await lockCollector(tx);
@@ -80,11 +86,12 @@ export class AuditCollector {
       );
       const firstPulled = records.filter((record) => !known.has(record.check_id.toLowerCase()));
       await queueAuditRecords(tx, records, clock.now());
+      await registerMarks(tx, records);
       await emitBlockedEvents(tx, firstPulled);
     });
   }
 
-  private async pull(request: AuditPullRequest): Promise<AuditRecord[]> {
+  private async pull(request: AuditPullRequest): Promise<EdgeAuditRecord[]> {
     const { edge, fetch, clock, requestTimeoutMs } = this.options;
     const call = { edge, fetch, clock, timeoutMs: requestTimeoutMs };
     const answer = await callEdge(

@@ -1,4 +1,5 @@
 import type { WebhookEvent } from '@vip/shared-schema';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { domainEvents } from '../db/schema.js';
 
@@ -27,4 +28,18 @@ export async function recordEvent(db: Executor, event: NewEvent, now: Date): Pro
     })
     .returning({ id: domainEvents.id });
   return row!.id;
+}
+
+/**
+ * Whose each of these erased voices was, as its `voice.deleted` event recorded it (the voice row is
+ * gone). The edge's decisions about a voice reach the origin a moment after they were made, so one
+ * made just before the erasure still finds its owner here.
+ */
+export async function ownersOfErasedVoices(db: Executor, voiceIds: readonly string[]): Promise<Map<string, string>> {
+  if (voiceIds.length === 0) return new Map();
+  const rows = await db
+    .select({ voiceId: domainEvents.voiceId, ownerId: domainEvents.ownerId })
+    .from(domainEvents)
+    .where(and(eq(domainEvents.eventType, 'voice.deleted'), inArray(domainEvents.voiceId, [...voiceIds])));
+  return new Map(rows.flatMap((row) => (row.voiceId && row.ownerId ? [[row.voiceId, row.ownerId] as const] : [])));
 }

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { limits, PROBLEM_CONTENT_TYPE, ProblemError, REQUEST_ID_HEADER, toProblem } from '@vip/shared-schema';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../db/errors.js';
+import { databaseFailure } from '../db/errors.js';
 import { logRequest } from './access-log.js';
 import { renderProblemPage } from './problem-page.js';
 import { asProblem } from './problems.js';
@@ -24,7 +24,8 @@ export function installErrorHandling(app: FastifyInstance, routes: RouteTable): 
 
   app.setErrorHandler(async (error, request, reply) => {
     const problem = asProblem(error);
-    if (isDatabaseUnavailable(error)) request.log.warn({ err: error }, 'database unavailable');
+    const failure = databaseFailure(error);
+    if (failure) request.log.warn({ err: error, reason: failure }, 'database unavailable');
     else if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
     await readRestOfBody(request, reply);
     sendProblem(request, reply, problem);
@@ -92,35 +93,44 @@ const CLIENT_ERROR_PROBLEMS: Partial<Record<string, ProblemError>> = {
 };
 
 /**
+ * The answer to a request Node's parser refused (`clientError`), as the raw HTTP/1.1 bytes to end the
+ * socket with: problem+json with a request id of its own (the request's was never read) and
+ * `connection: close`, since the rest of what the client sent cannot be read as a request. Its
+ * `instance` names the occurrence, not the target, which the parser did not hand over. Also what
+ * `npm start -- --replicas`' front answers for its own parser (scripts/origin-front.ts).
+ */
+export function clientErrorResponse(error: NodeJS.ErrnoException, requestId: string): { problem: ProblemError; raw: string } {
+  const problem =
+    CLIENT_ERROR_PROBLEMS[error.code ?? ''] ?? new ProblemError('malformed_request', 'The request is not well-formed HTTP/1.1.');
+  const body = JSON.stringify(toProblem(problem, `urn:uuid:${requestId}`, requestId));
+  const raw = [
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}`,
+    `content-type: ${PROBLEM_CONTENT_TYPE}`,
+    `content-length: ${Buffer.byteLength(body)}`,
+    `${REQUEST_ID_HEADER}: ${requestId}`,
+    'connection: close',
+    '',
+    body,
+  ].join('\r\n');
+  return { problem, raw };
+}
+
+/**
  * Fastify's `clientErrorHandler`: Node's HTTP parser refused the request before Fastify saw it, so
- * no request, hook or reply exists. The answer is written to the socket as problem+json, with a
- * request id of its own (the request's was never read) and `connection: close`, since the rest of
- * what the client sent cannot be read as a request. Its `instance` names the occurrence, not the
- * target, which the parser did not hand over. Logged like every other request, without the request.
+ * no request, hook or reply exists; the answer is written to the socket (`clientErrorResponse`).
+ * Logged like every other request, without the request.
  */
 export function clientErrorAnswer(newId: () => string) {
   return function answerClientError(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
-    const problem =
-      CLIENT_ERROR_PROBLEMS[error.code ?? ''] ?? new ProblemError('malformed_request', 'The request is not well-formed HTTP/1.1.');
     const requestId = newId();
-    const body = JSON.stringify(toProblem(problem, `urn:uuid:${requestId}`, requestId));
+    const { problem, raw } = clientErrorResponse(error, requestId);
     this.log.info({ request_id: requestId, route: '(unparsed)', status: problem.status, parser_error: error.code }, 'request');
     if (!socket.writable) {
       socket.destroy();
       return;
     }
-    socket.end(
-      [
-        `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}`,
-        `content-type: ${PROBLEM_CONTENT_TYPE}`,
-        `content-length: ${Buffer.byteLength(body)}`,
-        `${REQUEST_ID_HEADER}: ${requestId}`,
-        'connection: close',
-        '',
-        body,
-      ].join('\r\n'),
-    );
+    socket.end(raw);
   };
 }
 

@@ -1,5 +1,5 @@
 import { BODY_PROBLEM_DETAILS, PROBLEM_CODES, type ProblemCode, ProblemError } from '@vip/shared-schema';
-import { isDatabaseUnavailable } from '../db/errors.js';
+import { databaseFailure } from '../db/errors.js';
 import { PATH_PARAMETER_MAX_LENGTH } from './routes.js';
 
 /** Fastify's own failures, by error code, mapped onto the problem table. */
@@ -27,9 +27,15 @@ const codeForStatus = (status: number): ProblemCode | undefined =>
 /** Anything thrown becomes a ProblemError; only ours carry their own detail text. */
 export function asProblem(error: unknown): ProblemError {
   if (error instanceof ProblemError) return error;
-  // The server went away (restart, failover): the request may simply be sent again.
-  if (isDatabaseUnavailable(error)) {
-    return new ProblemError('unavailable', 'The database is unavailable; try again shortly.', { headers: { 'retry-after': '1' } });
+  // The server went away (restart, failover) or did not answer in time (a held lock, a stalled server,
+  // every connection busy): the request may simply be sent again. The detail names no internals.
+  const failure = databaseFailure(error);
+  if (failure) {
+    const detail =
+      failure === 'unreachable'
+        ? 'The database is unavailable; try again shortly.'
+        : 'The database did not answer in time; try again shortly.';
+    return new ProblemError('unavailable', detail, { headers: { 'retry-after': '1' } });
   }
   const { code, statusCode } = (error ?? {}) as { code?: unknown; statusCode?: unknown };
   const known = typeof code === 'string' ? FASTIFY_CODES[code] : undefined;

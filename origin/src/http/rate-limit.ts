@@ -10,6 +10,15 @@ export interface RateLimit {
   callsPerMinute: number;
 }
 
+/**
+ * Whose calls a limit counts (a client address, a platform's API key, a user's account), in the
+ * words a 429 says it with, so they match the limit the caller was told of ("per address").
+ */
+const COUNTED_PER = { ip: 'address', key: 'API key', user: 'account' } as const;
+
+/** A caller as a limit counts it: `ip:<address>`, `key:<key id>` or `user:<user id>`. */
+export type RateCredential = `${keyof typeof COUNTED_PER}:${string}`;
+
 /** Each limit counts calls in fixed windows of this length, aligned to the clock's whole minutes. */
 export const RATE_WINDOW_MS = 60_000;
 
@@ -25,7 +34,7 @@ export class RateLimiter {
     private readonly clock: Clock,
   ) {}
 
-  async take(limit: RateLimit, credential: string): Promise<Record<string, string>> {
+  async take(limit: RateLimit, credential: RateCredential): Promise<Record<string, string>> {
     const now = this.clock.now().getTime();
     const windowStart = new Date(now - (now % RATE_WINDOW_MS));
     const subject = `${limit.name}:${credential}`;
@@ -50,7 +59,9 @@ export class RateLimiter {
     };
     const headers = rateLimitHeaders(state);
     if (calls > limit.callsPerMinute) {
-      throw new ProblemError('rate_limited', `At most ${limit.callsPerMinute} ${limit.name} calls per minute per credential.`, {
+      const per = COUNTED_PER[credential.slice(0, credential.indexOf(':')) as keyof typeof COUNTED_PER];
+      const detail = `At most ${limit.callsPerMinute} ${limit.name} calls per minute per ${per}; try again in ${resetSeconds} s.`;
+      throw new ProblemError('rate_limited', detail, {
         headers: { ...headers, 'retry-after': String(resetSeconds) },
       });
     }

@@ -7,6 +7,7 @@ import { EDGE_SYNC_IDLE_MS, OutboxSender } from '../edge-link/outbox-sender.js';
 import { licenseExpiryRound } from '../registry/licenses/expiry.js';
 import type { LicenseService } from '../registry/licenses/service.js';
 import type { Clock } from '../runtime.js';
+import type { SpokenConsentService } from '../spoken-consent/service.js';
 import type { SenderSettings } from '../webhooks/sender.js';
 import { WebhookWorker } from '../webhooks/worker.js';
 import { BackgroundLoop } from './background-loop.js';
@@ -18,9 +19,13 @@ export interface BackgroundJobSettings {
   edge: { url: string; internalSecret: string } | null;
   licenseExpiryIntervalMs: number;
   auditCheckpointIntervalMs: number;
+  /** Between two pulls of an idle edge; absent: COLLECT_POLL_MS. */
+  auditCollectIntervalMs?: number;
   /** How often the transparency log's checkpoint is signed when the tree grew: the longest a new entry waits for a receipt. */
   tlogCheckpointIntervalMs: number;
   webhookRetryScheduleSeconds: readonly number[];
+  /** WEBHOOK_CONCURRENCY: deliveries of one endpoint in flight at once. */
+  webhookConcurrencyPerEndpoint: number;
 }
 
 export interface BackgroundJobDeps {
@@ -31,6 +36,7 @@ export interface BackgroundJobDeps {
   audit: AuditService;
   tlog: TransparencyLog;
   licenses: LicenseService;
+  spokenConsent: SpokenConsentService;
   webhookSender: SenderSettings;
   settings: BackgroundJobSettings;
 }
@@ -59,6 +65,7 @@ export function createBackgroundJobs(deps: BackgroundJobDeps): BackgroundJobs {
     log: log.child({ component: 'webhooks' }),
     sender: deps.webhookSender,
     retrySchedule: settings.webhookRetryScheduleSeconds,
+    concurrencyPerEndpoint: settings.webhookConcurrencyPerEndpoint,
   });
   // Nudged by the appender, so a new entry is signed for at once; never more often than the interval,
   // which also bounds how long entries appended by other origin processes wait.
@@ -101,6 +108,18 @@ export function createBackgroundJobs(deps: BackgroundJobDeps): BackgroundJobs {
     errorBackoffMs: settings.licenseExpiryIntervalMs,
     log,
   });
+  // Beside the licence expiry, at its interval: expired spoken-consent challenges are deleted.
+  const challengeCleanup = new BackgroundLoop({
+    name: 'consent-challenge-cleanup',
+    round: async () => {
+      const deleted = await deps.spokenConsent.deleteExpiredChallenges();
+      if (deleted > 0) log.debug({ deleted }, 'expired consent challenges deleted');
+      return 'idle';
+    },
+    idleMs: settings.licenseExpiryIntervalMs,
+    errorBackoffMs: settings.licenseExpiryIntervalMs,
+    log,
+  });
   const edge = settings.edge;
   const sender = edge ? new OutboxSender({ db, edge, clock, log: log.child({ component: 'edge-sync' }) }) : null;
   const edgeSync = sender
@@ -127,11 +146,17 @@ export function createBackgroundJobs(deps: BackgroundJobDeps): BackgroundJobs {
       })
     : null;
   const collecting = collector
-    ? new BackgroundLoop({ name: 'audit-collector', round: () => collector.collectOnce(), idleMs: COLLECT_POLL_MS, log })
+    ? new BackgroundLoop({
+        name: 'audit-collector',
+        round: () => collector.collectOnce(),
+        idleMs: settings.auditCollectIntervalMs ?? COLLECT_POLL_MS,
+        log,
+      })
     : null;
   const loops = [
     ...(edgeSync ? [edgeSync] : []),
     licenseExpiry,
+    challengeCleanup,
     appender,
     checkpoints,
     tlogCheckpoints,

@@ -3,6 +3,7 @@ import {
   approvedLicenseRequestSchema,
   auditRecordSchema,
   createdLicenseRequestSchema,
+  LICENSE_DESCRIPTION_MAX,
   LICENSE_TOKEN_PREFIX,
   licenseRequestListSchema,
   licenseRequestSchema,
@@ -47,12 +48,15 @@ type Platform = Awaited<ReturnType<typeof platformKey>>;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const inDays = (days: number) => new Date(origin.runtime.clock.now().getTime() + days * DAY_MS).toISOString();
 
+/** What the asking platform says it will use the voice for. */
+const ASKED_USES = 'Narration of our English audiobook catalogue, sold as downloads and streamed';
+
 const askAs = (platform: Platform, voiceId: string, fields: Record<string, unknown> = {}) =>
   origin.app.inject({
     method: 'POST',
     url: pathOf(requestLicenseRoute, { voice_id: voiceId }),
     headers: { 'x-api-key': platform.apiKey },
-    payload: { platform_name: platform.name, scopes: ['audiobook'], expires_at: inDays(30), ...fields },
+    payload: { platform_name: platform.name, scopes: ['audiobook'], expires_at: inDays(30), description: ASKED_USES, ...fields },
   });
 const ownerCall = (owner: Owner, method: 'GET' | 'POST', url: string, payload?: object) =>
   origin.app.inject({ method, url, headers: bearer(owner.accessToken), ...(payload ? { payload } : {}) });
@@ -82,8 +86,20 @@ const auditOf = async (voiceId: string) =>
 describe('licence requests: the platform asks, the owner answers', () => {
   it('records a request, tells the owner, and lists it for the owner', async () => {
     const { owner, platform, voiceId } = await setup();
-    const created = await pendingRequest(platform, voiceId, { scopes: ['audiobook', 'podcast'], message: 'For our audiobook line' });
-    expect(created).toMatchObject({ voice_id: voiceId, platform_name: platform.name, scopes: ['audiobook', 'podcast'], status: 'pending' });
+    const created = await pendingRequest(platform, voiceId, {
+      scopes: ['audiobook', 'podcast'],
+      message: 'For our audiobook line',
+      represented_by: 'counsel',
+      compensation: '1 EUR per finished hour',
+    });
+    const terms = { description: ASKED_USES, represented_by: 'counsel', compensation: '1 EUR per finished hour' };
+    expect(created).toMatchObject({
+      voice_id: voiceId,
+      platform_name: platform.name,
+      scopes: ['audiobook', 'podcast'],
+      ...terms,
+      status: 'pending',
+    });
 
     const [event] = await eventsOf(voiceId);
     expect(event).toMatchObject({ eventType: 'license.requested', ownerId: owner.userId, platformName: null });
@@ -91,6 +107,9 @@ describe('licence requests: the platform asks, the owner answers', () => {
       request_id: created.request_id,
       platform_name: platform.name,
       message: 'For our audiobook line',
+      // The owner's webhook shows the terms asked for, as approving would record them.
+      ...terms,
+      description_source: 'stated',
     });
     expect(await auditOf(voiceId)).toMatchObject([
       {
@@ -106,12 +125,13 @@ describe('licence requests: the platform asks, the owner answers', () => {
       (await ownerCall(owner, 'GET', pathOf(listLicenseRequestsRoute, { voice_id: voiceId }))).json(),
     );
     expect(listed.requests.map((request) => [request.request_id, request.status])).toEqual([[created.request_id, 'pending']]);
+    expect(listed.requests[0]).toMatchObject({ ...terms, description_source: 'stated' });
     expect(listed.next_cursor).toBeNull();
   });
 
   it('approves: a licence exactly as POST …/licenses makes it, published to the edge, and license.granted for the platform alone with the token sealed at rest', async () => {
     const { owner, platform, voiceId } = await setup();
-    const created = await pendingRequest(platform, voiceId, { scopes: ['audiobook', 'podcast'] });
+    const created = await pendingRequest(platform, voiceId, { scopes: ['audiobook', 'podcast'], represented_by: 'union' });
     const expiresAt = inDays(60);
     const response = await ownerCall(
       owner,
@@ -127,7 +147,17 @@ describe('licence requests: the platform asks, the owner answers', () => {
     expect(response.body).not.toContain(LICENSE_TOKEN_PREFIX);
 
     const [licence] = await origin.database.db.select().from(licenses).where(eq(licenses.id, approved.license_id));
-    expect(licence).toMatchObject({ voiceId, platformName: platform.name, scopes: ['audiobook'], status: 'active' });
+    // The terms the request showed the owner, as they were shown.
+    expect(licence).toMatchObject({
+      voiceId,
+      platformName: platform.name,
+      scopes: ['audiobook'],
+      status: 'active',
+      description: ASKED_USES,
+      descriptionSource: 'stated',
+      representedBy: 'union',
+      compensation: null,
+    });
     expect(licence!.expiresAt.toISOString()).toBe(new Date(expiresAt).toISOString());
     const [published] = await origin.database.db
       .select()
@@ -143,16 +173,28 @@ describe('licence requests: the platform asks, the owner answers', () => {
     expect(granted[0]).toMatchObject({ ownerId: null, platformName: platform.name });
     const payload = granted[0]!.payload as Record<string, unknown>;
     expect(Object.keys(payload).sort()).toEqual([
+      'compensation',
+      'description',
+      'description_source',
       'event',
       'expires_at',
       'license_id',
+      'license_terms_sha256',
       'license_token',
+      'represented_by',
       'request_id',
       'scopes',
       'timestamp',
       'voice_id',
     ]);
-    expect(payload).toMatchObject({ license_id: approved.license_id, request_id: created.request_id, scopes: ['audiobook'] });
+    expect(payload).toMatchObject({
+      license_id: approved.license_id,
+      request_id: created.request_id,
+      scopes: ['audiobook'],
+      description: ASKED_USES,
+      represented_by: 'union',
+      license_terms_sha256: record.licenses[0]!.terms_sha256,
+    });
     // Never in the clear in the database: sealed under SECRETS_ENCRYPTION_KEYS, opened only to send.
     expect(String(payload.license_token)).toMatch(/^sealed:/);
     expect(JSON.stringify(payload)).not.toContain(LICENSE_TOKEN_PREFIX);
@@ -270,6 +312,18 @@ describe('licence requests: errors, authorization and limits', () => {
     expect(await fieldsOf({ expires_at: inDays(-1) })).toEqual([{ field: 'body.expires_at', message: 'must be in the future' }]);
     expect(await fieldsOf({ license_token: 'vlt_mine' })).toEqual([{ field: 'body.license_token', message: 'unknown field' }]);
     expect(await fieldsOf({ message: 'x'.repeat(1001) })).toEqual([{ field: 'body.message', message: expect.any(String) }]);
+    expect(await fieldsOf({ description: '' })).toEqual([{ field: 'body.description', message: expect.any(String) }]);
+    expect(await fieldsOf({ description: 'x'.repeat(LICENSE_DESCRIPTION_MAX + 1) })).toEqual([
+      { field: 'body.description', message: expect.any(String) },
+    ]);
+    expect(await fieldsOf({ description: undefined })).toEqual([{ field: 'body.description', message: expect.any(String) }]);
+    expect(await fieldsOf({ represented_by: 'manager' })).toEqual([{ field: 'body.represented_by', message: expect.any(String) }]);
+    expect(await fieldsOf({ expires_at: inDays(3700) })).toEqual([
+      { field: 'body.expires_at', message: 'must be at most ten years ahead' },
+    ]);
+    // Nothing of the refused requests was stored.
+    expect(await eventsOf(voiceId)).toHaveLength(0);
+    expect(await auditOf(voiceId)).toHaveLength(0);
     const malformed = await origin.app.inject({
       method: 'POST',
       url: pathOf(requestLicenseRoute, { voice_id: voiceId }),
@@ -283,7 +337,7 @@ describe('licence requests: errors, authorization and limits', () => {
   it('refuses a request without a credential, with a wrong key, from an account, or naming another platform', async () => {
     const { owner, platform, voiceId } = await setup();
     const other = await platformKey(origin, 'Requester');
-    const body = { platform_name: platform.name, scopes: ['audiobook'], expires_at: inDays(30) };
+    const body = { platform_name: platform.name, scopes: ['audiobook'], expires_at: inDays(30), description: ASKED_USES };
     const url = pathOf(requestLicenseRoute, { voice_id: voiceId });
     expectProblem(await origin.app.inject({ method: 'POST', url, payload: body }), 401, 'authentication_required');
     expectProblem(

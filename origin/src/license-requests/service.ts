@@ -2,6 +2,7 @@ import {
   type AuditRecord,
   buildAuditRecord,
   type IntendedUse,
+  type LicenseRepresentation,
   type LicenseRequest,
   type LicenseRequestStatus,
   ProblemError,
@@ -12,10 +13,19 @@ import type { Caller, Principal } from '../auth/index.js';
 import type { Database, Executor } from '../db/client.js';
 import type { LicenseRequestRow, VoiceRow } from '../db/schema.js';
 import { recordEvent } from '../events/index.js';
-import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { decodeCursor, encodeCursor, keysetPage } from '../http/cursor.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { WakeSignal } from '../jobs/wake-signal.js';
-import { acceptableExpiry, findVoiceFor, type LicenseService, lockVoiceFor, type RegistryActor } from '../registry/index.js';
+import {
+  acceptableExpiry,
+  findVoiceFor,
+  type LicenseService,
+  lockVoiceFor,
+  type RegistryActor,
+  statedTerms,
+  type TermsOfLicense,
+  termsSha256Of,
+} from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import { lockVoice } from '../voices/index.js';
 import { type SecretEncryption, sealLicenseToken } from '../webhooks/index.js';
@@ -37,6 +47,9 @@ interface NewRequest {
   scopes: IntendedUse[];
   expires_at: string;
   message?: string | undefined;
+  description: string;
+  represented_by: LicenseRepresentation;
+  compensation?: string | undefined;
 }
 
 const notFound = () => new ProblemError('not_found', 'No such licence request.');
@@ -75,23 +88,38 @@ export class LicenseRequestService {
         scopes: body.scopes,
         expiresAt: new Date(body.expires_at),
         message: body.message ?? null,
+        ...statedTerms(body),
         status: 'pending',
         createdAt: now,
       });
+      // The owner's notice shows the terms asked for, as approving would record them.
       const fields = {
         request_id: created.id,
         platform_name: created.platformName,
         scopes: created.scopes,
         expires_at: created.expiresAt.toISOString(),
         message: created.message,
+        ...termsFields(created),
       };
       await recordEvent(tx, { type: 'license.requested', voiceId, ownerId: voice.ownerId, fields }, now);
       const by: RequestActor = { type: 'api_key', keyId: caller.keyId };
       await queueAuditRecords(tx, [requestAuditRecord(runtime.newId(), voice, created, `requested:${created.id}`, by, now)], now);
       return created;
     });
-    const { request_id, voice_id, platform_name, scopes, expires_at, created_at } = toLicenseRequest(row);
-    return { request_id, voice_id, platform_name, scopes, expires_at, status: 'pending' as const, created_at };
+    const { request_id, voice_id, platform_name, scopes, expires_at, description, represented_by, compensation, created_at } =
+      toLicenseRequest(row);
+    return {
+      request_id,
+      voice_id,
+      platform_name,
+      scopes,
+      expires_at,
+      description,
+      represented_by,
+      compensation,
+      status: 'pending' as const,
+      created_at,
+    };
   }
 
   async list(
@@ -100,16 +128,14 @@ export class LicenseRequestService {
     query: { limit: number; cursor?: string | undefined; status?: LicenseRequestStatus | undefined },
   ) {
     const { db } = this.deps;
-    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+    const after = decodeCursor(query.cursor);
     await findVoiceFor(db, principal, voiceId);
-    // One row more than asked tells whether another page exists.
-    const rows = await store.listRequestsOfVoice(db, voiceId, { limit: query.limit + 1, after, status: query.status });
-    const page = rows.slice(0, query.limit);
-    const last = page.at(-1);
-    return {
-      requests: page.map(toLicenseRequest),
-      next_cursor: rows.length > query.limit && last ? encodeCursor({ at: last.createdAt, id: last.id }) : null,
-    };
+    const { rows, nextCursor } = await keysetPage(
+      query.limit,
+      (rowsWanted) => store.listRequestsOfVoice(db, voiceId, { limit: rowsWanted, after, status: query.status }),
+      (last) => encodeCursor({ at: last.createdAt, id: last.id }),
+    );
+    return { requests: rows.map(toLicenseRequest), next_cursor: nextCursor };
   }
 
   /** The platform's own requests only (an admin reads any): another platform's answers like a missing one. */
@@ -120,7 +146,10 @@ export class LicenseRequestService {
     return toLicenseRequest(row);
   }
 
-  /** The licence takes the request's scopes and expiry unless the owner gives others. */
+  /**
+   * The licence takes the request's scopes and expiry unless the owner gives others, and the terms
+   * the request showed the owner (its description, representation and compensation) as they are.
+   */
   async approve(principal: Principal, voiceId: string, requestId: string, changes: { expires_at?: string; scopes?: IntendedUse[] }) {
     const { db, runtime, outbox, licenses, secretEncryption } = this.deps;
     const now = runtime.clock.now();
@@ -132,6 +161,7 @@ export class LicenseRequestService {
         platform_name: request.platformName,
         scopes: changes.scopes ?? request.scopes,
         expires_at: changes.expires_at ?? request.expiresAt.toISOString(),
+        terms: termsOfRequest(request),
       };
       const { licence, licenseToken } = await licenses.grantLicense(tx, voice, terms, actor, now);
       await store.updateRequest(tx, requestId, { status: 'approved', licenseId: licence.id, answeredAt: now });
@@ -140,6 +170,8 @@ export class LicenseRequestService {
         request_id: requestId,
         scopes: licence.scopes,
         expires_at: licence.expiresAt.toISOString(),
+        ...termsFields(licence),
+        license_terms_sha256: await termsSha256Of(licence),
         license_token: sealLicenseToken(secretEncryption, licenseToken, requestId),
       };
       await recordEvent(tx, { type: 'license.granted', voiceId, ownerId: null, platformName: request.platformName, fields }, now);
@@ -219,6 +251,22 @@ function requestAuditRecord(
   });
 }
 
+/** The terms a request showed, as the licence its approval makes will hold them. */
+const termsOfRequest = (row: LicenseRequestRow): TermsOfLicense => ({
+  description: row.description,
+  descriptionSource: row.descriptionSource,
+  representedBy: row.representedBy,
+  compensation: row.compensation,
+});
+
+/** Terms in an event's or answer's names. */
+const termsFields = (terms: TermsOfLicense) => ({
+  description: terms.description,
+  description_source: terms.descriptionSource,
+  represented_by: terms.representedBy,
+  compensation: terms.compensation,
+});
+
 function toLicenseRequest(row: LicenseRequestRow): LicenseRequest {
   return {
     request_id: row.id,
@@ -227,6 +275,7 @@ function toLicenseRequest(row: LicenseRequestRow): LicenseRequest {
     scopes: row.scopes,
     expires_at: row.expiresAt.toISOString(),
     message: row.message,
+    ...termsFields(row),
     status: row.status,
     created_at: row.createdAt.toISOString(),
     answered_at: row.answeredAt?.toISOString() ?? null,

@@ -165,6 +165,7 @@ describe('POST /api/v1/protect/screen', () => {
       voiceId,
       platformName: platform.name,
       scopes: ['audiobook'],
+      description: 'Narration of audiobook chapters for the tests',
       expiresAt: new Date(now.getTime() + 86_400_000),
       tokenHash: randomUUID(),
       createdAt: now,

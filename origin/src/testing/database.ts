@@ -7,6 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { sha256Hex } from '@vip/shared-schema';
 import { sql } from 'drizzle-orm';
+import type { DatabaseTimeouts } from '../config.js';
 import { closingOnce, type DatabaseHandle, openPostgres, pgliteHandle } from '../db/client.js';
 import { MIGRATIONS_FOLDER } from '../db/migrations-folder.js';
 
@@ -15,34 +16,60 @@ import { MIGRATIONS_FOLDER } from '../db/migrations-folder.js';
  * in-memory PGlite, or a fresh database on the server named by TEST_DATABASE_URL (through the Neon
  * driver and the local WebSocket proxy), dropped again on close.
  */
-export async function openTestDatabase(options: { migrationsFolder?: string } = {}): Promise<DatabaseHandle> {
-  const { migrationsFolder } = options;
+/** `timeouts`: bound waiting for the database as a configured origin does; unset, PGlite's waits are unbounded and a server's take the defaults. */
+export async function openTestDatabase(options: { migrationsFolder?: string; timeouts?: DatabaseTimeouts } = {}): Promise<DatabaseHandle> {
+  const { migrationsFolder, timeouts } = options;
   const driver = process.env.TEST_DB_DRIVER ?? 'pglite';
   if (driver === 'pglite') {
     // The saved image holds every migration: a test of an earlier state starts from initdb.
     const image = migrationsFolder ? undefined : await migratedPgliteImage();
-    const handle = pgliteHandle(new PGlite({ extensions: { vector }, loadDataDir: image }));
+    const handle = pgliteHandle(new PGlite({ extensions: { vector }, loadDataDir: image }), timeouts);
     await handle.migrate(migrationsFolder);
     return handle;
   }
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (driver !== 'postgres' || !serverUrl) throw new Error('TEST_DB_DRIVER=postgres needs TEST_DATABASE_URL (postgres://…/db)');
-  return openScratchServerDatabase(serverUrl, 'vip_t', migrationsFolder);
+  return openScratchServerDatabase(serverUrl, 'vip_t', migrationsFolder, timeouts);
 }
 
+/** Creating and dropping a database waits for a checkpoint, which on a busy machine may take longer than any request should. */
+const SCRATCH_ADMIN_TIMEOUTS: DatabaseTimeouts = { statementMs: 120_000, lockMs: 120_000, acquireMs: 120_000 };
+
 /** A fresh database on the Postgres server at `serverUrl`, migrated (from `migrationsFolder` if named), dropped again on close. */
-export async function openScratchServerDatabase(serverUrl: string, namePrefix: string, migrationsFolder?: string): Promise<DatabaseHandle> {
-  const admin = await openPostgres(serverUrl, { localProxy: true, maxConnections: 1 });
-  const name = `${namePrefix}_${randomBytes(6).toString('hex')}`;
-  await admin.db.execute(sql.raw(`create database ${name}`));
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const handle = await openPostgres(url.toString(), { localProxy: true, maxConnections: 4 });
+export async function openScratchServerDatabase(
+  serverUrl: string,
+  namePrefix: string,
+  migrationsFolder?: string,
+  timeouts?: DatabaseTimeouts,
+): Promise<DatabaseHandle> {
+  const scratch = await createScratchServerDatabase(serverUrl, namePrefix);
+  const handle = await openPostgres(scratch.url, { localProxy: true, maxConnections: 4, timeouts });
   await handle.migrate(migrationsFolder);
   return {
     ...handle,
     close: closingOnce(async () => {
       await handle.close();
+      await scratch.drop();
+    }),
+  };
+}
+
+/**
+ * An empty database of its own on the Postgres server at `serverUrl` (named `namePrefix_<random>`),
+ * for whatever connects to `url` (an origin process); `drop` removes it, connections and all.
+ */
+export async function createScratchServerDatabase(
+  serverUrl: string,
+  namePrefix: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  const admin = await openPostgres(serverUrl, { localProxy: true, maxConnections: 1, timeouts: SCRATCH_ADMIN_TIMEOUTS });
+  const name = `${namePrefix}_${randomBytes(6).toString('hex')}`;
+  await admin.db.execute(sql.raw(`create database ${name}`));
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: closingOnce(async () => {
       await admin.db.execute(sql.raw(`drop database if exists ${name} with (force)`));
       await admin.close();
     }),

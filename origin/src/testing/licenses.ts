@@ -46,6 +46,7 @@ export async function createLicense(voiceId: string, fields: Record<string, unkn
   const response = await call('POST', pathOf(createLicenseRoute, { voice_id: voiceId }), {
     platform_name: platformName,
     scopes: ['audiobook', 'podcast'],
+    description: 'Narration of the audiobook series "Harbour Lights" and its podcast trailers',
     expires_at: inDays(30),
     ...fields,
   });

@@ -5,7 +5,7 @@ import { createApiKeyRoute, createPlatformRoute } from '@vip/shared-schema/route
 import type { CheckpointSigner } from '../audit/checkpoints.js';
 import { type AccessTokens, createAccessTokens, generateSigningJwk, type SigningJwk } from '../auth/access-tokens.js';
 import { type PasswordHasher, scryptHasher } from '../auth/passwords.js';
-import { defaultSpokenConsentSettings, type SpokenConsentSettings } from '../config.js';
+import { type DatabaseTimeouts, defaultSpokenConsentSettings, type SpokenConsentSettings } from '../config.js';
 import type { DatabaseHandle } from '../db/client.js';
 import { RATE_WINDOW_MS } from '../http/rate-limit.js';
 import type { BackgroundJobSettings } from '../jobs/background-jobs.js';
@@ -64,9 +64,11 @@ export async function startTestOrigin(
     spokenConsent?: SpokenConsentSettings;
     /** The key the log's checkpoints are signed with, for tests that sign notes of their own with it. */
     checkpoints?: CheckpointSigner;
+    /** Bounds on waiting for the database, as DATABASE_*_TIMEOUT_MS set them (openTestDatabase). */
+    databaseTimeouts?: DatabaseTimeouts;
   } = {},
 ): Promise<TestOrigin> {
-  const database = await openTestDatabase();
+  const database = await openTestDatabase({ timeouts: options.databaseTimeouts });
   const runtime = movableRuntime();
   const signingJwk = await generateSigningJwk('test-key');
   const tokens = await createAccessTokens(signingJwk);
@@ -103,6 +105,16 @@ export async function startTestOrigin(
     close: () => server.app.close(),
   };
 }
+
+/** Background loops that run each periodic round at most once a minute, with no edge: for tests that start `origin.jobs`. */
+export const UNHURRIED_JOBS: BackgroundJobSettings = {
+  edge: null,
+  licenseExpiryIntervalMs: 60_000,
+  auditCheckpointIntervalMs: 60_000,
+  tlogCheckpointIntervalMs: 60_000,
+  webhookRetryScheduleSeconds: [0],
+  webhookConcurrencyPerEndpoint: 8,
+};
 
 /**
  * Moves the origin's clock to the start of a rate-limit window (fixed windows of RATE_WINDOW_MS,

@@ -1,25 +1,29 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SPOKEN_CONSENT_STATEMENT } from '@vip/shared-schema';
+import { SPOKEN_CONSENT_STATEMENTS } from '@vip/shared-schema';
 import { PHRASE_WORDS } from '../spoken-consent/consent-words.js';
 import { fixturesDir, pcm16Wav, speechDir } from './fixtures.js';
 
 /**
  * A real person's spoken consent, committed under fixtures/spoken-consent/ by
  * scripts/make-consent-fixtures.ts: speechocean762 speaker so762:SPEAKER2007 (dev half) saying the
- * statement, the statement with "not" inserted, and the digits zero, two, five, six, eight and nine,
- * each word cut from their own read sentences. The same speaker's enrollment clips are committed in
+ * statement of spoken-en-2 (whose words were chosen because this speaker says them), the statement
+ * with "not" inserted, and the digits zero, two, five, six, eight and nine, each word cut from their
+ * own read sentences. New challenges ask for a later statement, so the tests read it as the answer to
+ * a challenge issued before the upgrade: the accented, real-speech case beside the synthetic voices
+ * of synthetic-consent.ts. The same speaker's enrollment clips are committed in
  * fixtures/speech/so762/. The spoken-consent tests and the demo seed (scripts/seed.ts) read it;
  * nothing beside the clone is needed.
  */
 export const RECORDED_CONSENT = {
   speaker: 'so762:SPEAKER2007',
+  statementVersion: 'spoken-en-2',
   /** Recordings of the speaker committed for enrollment (17 s), none of them a source of the consent's words. */
   enrollmentClips: ['020070091', '020070065', '020070095', '020070079', '020070081'],
   statement: 'statement.wav',
   negatedStatement: 'statement-not.wav',
   /** The statement with "not" where a reader refusing would put it. */
-  negatedText: SPOKEN_CONSENT_STATEMENT.negations[0],
+  negatedText: SPOKEN_CONSENT_STATEMENTS['spoken-en-2'].negations[0],
   /** The digits the speaker read ("six eight zero two", "nine five six zero"): a phrase made of them can be said. */
   digits: ['zero', 'two', 'five', 'six', 'eight', 'nine'],
 } as const;

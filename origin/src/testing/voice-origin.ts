@@ -1,4 +1,4 @@
-import { consentSchema, pathOf } from '@vip/shared-schema';
+import { BIOMETRIC_CONSENT_STATEMENT, consentSchema, pathOf } from '@vip/shared-schema';
 import { grantBiometricConsentRoute } from '@vip/shared-schema/routes/origin/biometric-consent';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
@@ -53,7 +53,7 @@ export function voiceOriginPerTestFile(
       method: 'POST',
       url: pathOf(grantBiometricConsentRoute),
       headers: bearer(owner.accessToken),
-      payload: { type: 'biometric', statement_version: '2026-01', accepted: true },
+      payload: { type: 'biometric', statement_version: BIOMETRIC_CONSENT_STATEMENT.version, accepted: true },
     });
     expect(response.statusCode, response.body).toBe(201);
     return consentSchema.parse(response.json()).consent_id;

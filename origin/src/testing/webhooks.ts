@@ -18,12 +18,34 @@ interface Received {
   body: string;
 }
 
-/** A receiver on 127.0.0.1 that answers from a script (then 200) and keeps every request. */
+type Answer = { status: number; headers?: Record<string, string> };
+
+/**
+ * A receiver on 127.0.0.1 that answers from a script (then 200) and keeps every request. `answer`,
+ * when set, decides first (by the body, whatever order concurrent requests arrive in). With
+ * `gather` set it holds each answer until that many requests are open at once (then answers them
+ * all) or `holdMs` passed: `maxInFlight`, the most it held at once, then counts what the sender had
+ * under way together, however slowly a loaded machine sends them.
+ */
 class Receiver {
   readonly received: Received[] = [];
-  script: { status: number; headers?: Record<string, string> }[] = [];
+  script: Answer[] = [];
+  answer: ((body: string) => Answer | undefined) | null = null;
+  gather = 0;
+  holdMs = 500;
+  maxInFlight = 0;
+  private readonly held = new Set<() => void>();
   private server: Server | null = null;
   port = 0;
+
+  reset(): void {
+    this.received.length = 0;
+    this.script = [];
+    this.answer = null;
+    this.gather = 0;
+    this.holdMs = 500;
+    this.maxInFlight = 0;
+  }
 
   async start(): Promise<void> {
     this.server = createServer((request, response) => {
@@ -33,8 +55,16 @@ class Receiver {
       });
       request.on('end', () => {
         this.received.push({ headers: request.headers, body });
-        const next = this.script.shift() ?? { status: 200 };
-        response.writeHead(next.status, next.headers).end();
+        const next = this.answer?.(body) ?? this.script.shift() ?? { status: 200 };
+        const release = () => {
+          if (!this.held.delete(release)) return;
+          clearTimeout(timer);
+          response.writeHead(next.status, next.headers).end();
+        };
+        this.held.add(release);
+        this.maxInFlight = Math.max(this.maxInFlight, this.held.size);
+        const timer = setTimeout(release, this.gather > 0 ? this.holdMs : 0);
+        if (this.held.size >= this.gather) for (const each of [...this.held]) each();
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -87,8 +117,7 @@ afterAll(async () => {
   await origin?.close();
 });
 afterEach(async () => {
-  receiver.received.length = 0;
-  receiver.script = [];
+  receiver.reset();
   // Each test starts with nothing left to retry from the one before.
   await origin.database.db.update(webhookDeliveries).set({ status: 'cancelled' }).where(eq(webhookDeliveries.status, 'pending'));
 });
@@ -100,6 +129,7 @@ export const workerFor = (overrides: Partial<ConstructorParameters<typeof Webhoo
     log: origin.app.log,
     sender: settings.sender,
     retrySchedule: [0, 1, 1, 2],
+    concurrencyPerEndpoint: 4,
     jitter: 0,
     ...overrides,
   });

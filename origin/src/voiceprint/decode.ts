@@ -3,7 +3,8 @@ import decode from 'audio-decode';
 import { type Container, sniffContainer } from './container.js';
 import { createResampler, type Resampler, type ResamplerEngine } from './resample.js';
 
-const TARGET_SAMPLE_RATE = 16000;
+/** Every decoded file's rate: what the VAD, the speaker model and the watermark detector read. */
+export const DECODED_SAMPLE_RATE = 16000;
 
 export interface DecodeLimits {
   maxBytes: number;
@@ -75,9 +76,9 @@ class MonoAccumulator {
       this.sourceSampleRate = sampleRate;
       this.channels = channelData.length;
       this.resampler =
-        sampleRate === TARGET_SAMPLE_RATE
+        sampleRate === DECODED_SAMPLE_RATE
           ? undefined
-          : await createResampler(sampleRate, TARGET_SAMPLE_RATE, { engine: this.resamplerEngine });
+          : await createResampler(sampleRate, DECODED_SAMPLE_RATE, { engine: this.resamplerEngine });
     } else if (sampleRate !== this.sourceSampleRate) {
       throw new ProblemError('corrupt_audio', 'The sample rate changes inside the file.');
     }

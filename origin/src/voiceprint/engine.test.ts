@@ -1,8 +1,11 @@
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ProblemError } from '@vip/shared-schema/problem';
+import { signedWithAssertions, withFreeBoxes } from '@vip/shared-schema/testing/hostile-files';
+import { platformSigner } from '@vip/shared-schema/testing/provenance-files';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fbankFixtureDir, pcm16Wav, readPcm16Wav } from '../testing/fixtures.js';
+import { audioFixture } from '../testing/provenance-files.js';
 import {
   campplusStandInFile,
   fileFacts,
@@ -270,6 +273,34 @@ describe('voiceprint engine', () => {
       ENGINE_TEST_TIMEOUT_MS,
     );
   });
+
+  it(
+    'reads Content Credentials in a pool thread, and kills and replaces a thread that overruns the read’s deadline',
+    async () => {
+      const models = writeTestModels(path.join(tmp.path, 'credentials'), { campplus: false });
+      const { signer, caPem } = platformSigner('Deadline Test');
+      const signed = await signedWithAssertions(audioFixture('a.pcm16.wav'), 'audio/wav', [], signer);
+      const engine = await createVoiceprintEngine({ ...models, backend: 'auto', threads: 1 });
+      const hurried = await createVoiceprintEngine({ ...models, backend: 'auto', threads: 1, credentialsTimeoutMs: 1 });
+      try {
+        expect(await engine.readCredentials(signed, 'audio/wav', caPem)).toMatchObject({ state: 'trusted', assertion_count: 1 });
+        expect((await problemOf(engine.readCredentials(withFreeBoxes(audioFixture('a.m4a'), 100_000), 'audio/mp4', ''))).code).toBe(
+          'payload_too_large',
+        );
+        // c2pa-rs takes longer than 1 ms (its WASM alone loads in 50 ms): the read is refused and its thread replaced.
+        const overrun = await problemOf(hurried.readCredentials(signed, 'audio/wav', caPem));
+        expect([overrun.code, overrun.message]).toEqual([
+          'malformed_manifest',
+          "The file's Content Credentials could not be read within 1 ms.",
+        ]);
+        // The one thread was killed; the next file runs on its replacement.
+        expect((await hurried.embedFile(speech('c'))).speechSeconds).toBeGreaterThan(1);
+      } finally {
+        await Promise.all([engine.close(), hurried.close()]);
+      }
+    },
+    ENGINE_TEST_TIMEOUT_MS,
+  );
 
   it(
     'closes cleanly while files are mid-inference on onnxruntime-node (which aborts if its thread is killed)',

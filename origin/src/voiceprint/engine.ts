@@ -3,6 +3,8 @@ import path from 'node:path';
 import type { TrialCondition } from '@vip/shared-schema';
 import { limits } from '@vip/shared-schema/limits';
 import { ProblemError } from '@vip/shared-schema/problem';
+import type { FileCredentials } from '@vip/shared-schema/provenance/credentials';
+import type { WatermarkDetection } from '@vip/shared-schema/watermark/index';
 import { startWorker } from '../worker-threads.js';
 import { bundledManifestPath, type ModelEntry, modelPath, readManifest, readVerifiedModel, selectModel } from './manifest.js';
 import type { BackendChoice, BackendName } from './onnx-runtime.js';
@@ -33,6 +35,8 @@ export interface VoiceprintEngineOptions {
   threads?: number;
   maxQueue?: number;
   taskTimeoutMs?: number;
+  /** How long a thread may read one file's Content Credentials; default `limits.manifestReadDeadlineMs`. */
+  credentialsTimeoutMs?: number;
   /** Same-speaker thresholds that override the manifest's, by model name, for models without a calibration. */
   thresholds?: Record<string, number>;
   /** What 1:N searches aim at (registry design size, FPIR per search); each unset one keeps its default. */
@@ -53,7 +57,16 @@ export interface VoiceprintEngine {
   readonly backend: BackendName;
   /** Files being processed and files waiting, for health checks. */
   load(): { running: number; queued: number };
-  embedFile(bytes: Uint8Array): Promise<EmbedFileResult>;
+  /** `readWatermark`: also read the audio watermark, from the same decoded audio (EmbedFileResult.watermark). */
+  embedFile(bytes: Uint8Array, options?: { readWatermark?: boolean }): Promise<EmbedFileResult>;
+  /**
+   * A file's Content Credentials (readCredentials: the structural scan, then c2pa-rs), read in a pool
+   * thread like every other parse of an uploaded file; `trustAnchors` as readCredentials takes them.
+   * Refused with the scan's problem, or 422 `malformed_manifest` when unreadable or over its deadline.
+   */
+  readCredentials(bytes: Uint8Array, mime: string, trustAnchors: string): Promise<FileCredentials | null>;
+  /** The audio watermark alone, read in a pool thread from the decoded file (the decoder's problems for bad audio). */
+  readWatermark(bytes: Uint8Array): Promise<WatermarkDetection>;
   /**
    * One enrollment from several files; needs `enrollMinSpeechSeconds` of speech in total. A file's
    * problem names it by `names[i]` (the upload's filename) and its position.
@@ -88,6 +101,7 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
     size: options.threads ?? Math.max(1, Math.min(2, os.availableParallelism() - 1)),
     maxQueue: options.maxQueue ?? 16,
     taskTimeoutMs: options.taskTimeoutMs ?? 120_000,
+    credentialsTimeoutMs: options.credentialsTimeoutMs,
     retryAfterSeconds: 5,
     spawn: () => startWorker(import.meta.url, 'worker', { workerData: setup }),
   });
@@ -120,13 +134,15 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
     model: entry,
     backend: pool.backend!,
     load: () => pool.load,
-    embedFile: (bytes) => pool.run(bytes),
+    embedFile: (bytes, { readWatermark = false } = {}) => pool.run({ kind: 'embed', bytes, readWatermark }),
+    readCredentials: (bytes, mime, trustAnchors) => pool.run({ kind: 'credentials', bytes, mime, trustAnchors }),
+    readWatermark: (bytes) => pool.run({ kind: 'watermark', bytes }),
     async embedMany(files, names = [], { minSpeechSeconds = limits.enrollMinSpeechSeconds } = {}) {
       if (files.length === 0) throw new ProblemError('empty_audio', 'No audio file was given.');
       pool.reserve(files.length);
       const results = await Promise.all(
         files.map((bytes, index) =>
-          pool.run(bytes).catch((error: unknown) => {
+          pool.run({ kind: 'embed', bytes }).catch((error: unknown) => {
             if (error instanceof ProblemError) {
               const name = names[index] === undefined ? '' : `${JSON.stringify(names[index])} `;
               const label = `${name}(file ${index + 1} of ${files.length})`;

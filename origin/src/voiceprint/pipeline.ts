@@ -1,5 +1,7 @@
+import { limits as sharedLimits } from '@vip/shared-schema/limits';
 import { ProblemError } from '@vip/shared-schema/problem';
-import { type DecodeLimits, decodeAudio } from './decode.js';
+import { readPcmWatermark, type WatermarkDetection } from '@vip/shared-schema/watermark/index';
+import { DECODED_SAMPLE_RATE, type DecodeLimits, decodeAudio } from './decode.js';
 import type { ModelEntry } from './manifest.js';
 import type { OrtBackend } from './onnx-runtime.js';
 import { type AudioQuality, assessQuality } from './quality.js';
@@ -15,6 +17,8 @@ export interface PipelineLimits extends DecodeLimits {
 export interface EmbedFileResult extends TaggedEmbedding {
   speechSeconds: number;
   quality: AudioQuality;
+  /** The audio watermark read from the decoded audio, when asked for (`readWatermark`). */
+  watermark?: WatermarkDetection;
 }
 
 export interface StageTimings {
@@ -28,7 +32,16 @@ export interface EmbedFileHooks {
   beforeInference?: () => Promise<void>;
   /** Adds each stage's duration. */
   timings?: StageTimings;
+  /**
+   * Also read the audio watermark (docs/WATERMARK.md) from the decoded 16 kHz audio, in at most
+   * `limits.watermarkDetectMaxWindows` windows, so a file is decoded once for both.
+   */
+  readWatermark?: boolean;
 }
+
+/** The detector over decoded audio, in its bounded number of windows (docs/WATERMARK.md#bounded-detection). */
+const watermarkOf = (samples: Float32Array) =>
+  readPcmWatermark(samples, DECODED_SAMPLE_RATE, { maxWindows: sharedLimits.watermarkDetectMaxWindows });
 
 /** decode → resample → VAD → fbank → model, for one file, on the calling thread. */
 export class VoiceprintPipeline {
@@ -54,6 +67,7 @@ export class VoiceprintPipeline {
   async embedFile(bytes: Uint8Array, hooks: EmbedFileHooks = {}): Promise<EmbedFileResult> {
     const started = performance.now();
     const audio = await decodeAudio(bytes, this.limits);
+    const watermark = hooks.readWatermark ? watermarkOf(audio.samples) : undefined;
     const decoded = performance.now();
     await hooks.beforeInference?.();
     const vad = await this.vad.detect(audio.samples);
@@ -77,7 +91,13 @@ export class VoiceprintPipeline {
       model: this.model.entry.name,
       speechSeconds: vad.speechSeconds,
       quality: assessQuality(audio.samples, vad, audio.durationSeconds, audio.clippingRatio),
+      ...(watermark && { watermark }),
     };
+  }
+
+  /** The audio watermark of a file, decoded as for a voiceprint (the decoder's bounds and problems), without the model. */
+  async readWatermark(bytes: Uint8Array): Promise<WatermarkDetection> {
+    return watermarkOf((await decodeAudio(bytes, this.limits)).samples);
   }
 
   async release(): Promise<void> {

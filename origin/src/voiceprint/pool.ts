@@ -1,24 +1,31 @@
 import type { Worker } from 'node:worker_threads';
+import { limits } from '@vip/shared-schema/limits';
 import { ProblemError } from '@vip/shared-schema/problem';
 import type { BackendName } from './onnx-runtime.js';
-import type { EmbedFileResult } from './pipeline.js';
-import type { PoolMessage, WorkerMessage } from './worker-protocol.js';
+import type { FileJob, FileJobResults, PoolMessage, WorkerMessage } from './worker-protocol.js';
 
 export interface PoolOptions {
   size: number;
   /** Files allowed to wait for a free thread; beyond that new work is refused with 503. */
   maxQueue: number;
-  /** A file still being processed after this long is answered 'unavailable'. */
+  /** A file still being embedded after this long is answered 'unavailable'. */
   taskTimeoutMs: number;
+  /**
+   * A file whose Content Credentials are still being read after this long is refused as malformed
+   * (422: trying again would not help); default `limits.manifestReadDeadlineMs`.
+   */
+  credentialsTimeoutMs?: number;
   /** Seconds a refused caller is told to wait (Retry-After). */
   retryAfterSeconds: number;
   spawn: () => Worker;
 }
 
+type JobResult = FileJobResults[FileJob['kind']];
+
 interface Task {
   id: number;
-  bytes: Uint8Array;
-  resolve: (result: EmbedFileResult) => void;
+  job: FileJob;
+  resolve: (result: JobResult) => void;
   reject: (error: Error) => void;
   settled: boolean;
 }
@@ -35,7 +42,7 @@ interface Slot {
 
 const shutDown = () => new ProblemError('unavailable', 'The voiceprint engine is shut down.');
 
-function settle(task: Task, outcome: { result: EmbedFileResult } | { error: Error }): void {
+function settle(task: Task, outcome: { result: JobResult } | { error: Error }): void {
   if (task.settled) return;
   task.settled = true;
   if ('result' in outcome) task.resolve(outcome.result);
@@ -44,9 +51,10 @@ function settle(task: Task, outcome: { result: EmbedFileResult } | { error: Erro
 
 /**
  * A fixed set of worker threads, one file each at a time, with a bounded wait queue, so the event
- * loop never runs decode, VAD or ONNX work itself. A file over its time is answered at once; its
- * thread is killed and replaced if it is still decoding (where a hostile file could spin), or left
- * to finish its inference (bounded by the audio length, and unsafe to interrupt) and then reused.
+ * loop never parses an uploaded file itself (decode, VAD, ONNX, Content Credentials). A file over
+ * its time is answered at once; its thread is killed and replaced if it is still parsing (where a
+ * hostile file could spin), or left to finish its inference (bounded by the audio length, and unsafe
+ * to interrupt) and then reused.
  */
 export class WorkerPool {
   private readonly slots: Slot[] = [];
@@ -76,14 +84,15 @@ export class WorkerPool {
     }
   }
 
-  run(bytes: Uint8Array): Promise<EmbedFileResult> {
+  run<Job extends FileJob>(job: Job): Promise<FileJobResults[Job['kind']]> {
     try {
       this.reserve(1);
     } catch (error) {
       return Promise.reject(error);
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, bytes, resolve, reject, settled: false });
+      const settleWith = resolve as (result: JobResult) => void;
+      this.queue.push({ id: this.nextId++, job, resolve: settleWith, reject, settled: false });
       this.dispatch();
     });
   }
@@ -143,14 +152,24 @@ export class WorkerPool {
       if (!task) return;
       slot.task = task;
       slot.inInference = false;
-      slot.timer = setTimeout(() => this.onTimeout(slot), this.options.taskTimeoutMs);
-      const copy = task.bytes.slice(); // the caller keeps its buffer; the copy moves to the thread
-      slot.worker.postMessage({ type: 'embed', id: task.id, bytes: copy } satisfies PoolMessage, [copy.buffer]);
+      slot.timer = setTimeout(() => this.onTimeout(slot), this.deadlineOf(task.job));
+      const bytes = task.job.bytes.slice(); // the caller keeps its buffer; the copy moves to the thread
+      slot.worker.postMessage({ type: 'run', id: task.id, job: { ...task.job, bytes } } satisfies PoolMessage, [bytes.buffer]);
     }
   }
 
+  private deadlineOf(job: FileJob): number {
+    return job.kind === 'credentials' ? (this.options.credentialsTimeoutMs ?? limits.manifestReadDeadlineMs) : this.options.taskTimeoutMs;
+  }
+
   private onTimeout(slot: Slot): void {
-    const timedOut = new ProblemError('unavailable', 'Processing the audio took too long.');
+    const timedOut =
+      slot.task?.job.kind === 'credentials'
+        ? new ProblemError(
+            'malformed_manifest',
+            `The file's Content Credentials could not be read within ${this.deadlineOf(slot.task.job)} ms.`,
+          )
+        : new ProblemError('unavailable', 'Processing the audio took too long.');
     if (slot.inInference && slot.task) settle(slot.task, { error: timedOut });
     else this.replace(slot, timedOut);
   }

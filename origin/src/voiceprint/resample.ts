@@ -1,4 +1,5 @@
 import libsamplerate from '@alexanderolsen/libsamplerate-js';
+import { besselI0, kaiserDesign } from '@vip/shared-schema/dsp/kaiser';
 
 /**
  * Sample-rate conversion to 16 kHz.
@@ -46,25 +47,6 @@ export interface PolyphaseFilter {
 }
 
 const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
-
-/** Modified Bessel function of the first kind, order 0 (power series; converges fast for x ≤ 20). */
-function besselI0(x: number): number {
-  let sum = 1;
-  let term = 1;
-  const quarter = (x * x) / 4;
-  for (let k = 1; term > sum * 1e-17; k++) {
-    term *= quarter / (k * k);
-    sum += term;
-  }
-  return sum;
-}
-
-/** Kaiser's formulas: window shape for a given attenuation, and the length a transition width needs. */
-function kaiserDesign(attenuationDb: number, transitionCyclesPerSample: number): { beta: number; length: number } {
-  const beta = attenuationDb > 50 ? 0.1102 * (attenuationDb - 8.7) : 0.5842 * (attenuationDb - 21) ** 0.4 + 0.07886 * (attenuationDb - 21);
-  const length = Math.ceil((attenuationDb - 7.95) / (2.285 * 2 * Math.PI * transitionCyclesPerSample)) + 1;
-  return { beta, length };
-}
 
 const filters = new Map<string, PolyphaseFilter | null>();
 

@@ -70,7 +70,12 @@ async function licensedVoiceOfRetiredModel() {
     method: 'POST',
     url: pathOf(createLicenseRoute, { voice_id: voiceId }),
     headers: bearer(owner.accessToken),
-    payload: { platform_name: 'Upgrade Platform', scopes: ['audiobook'], expires_at: new Date(Date.now() + 86_400_000).toISOString() },
+    payload: {
+      platform_name: 'Upgrade Platform',
+      scopes: ['audiobook'],
+      description: 'Narration of audiobook chapters for the tests',
+      expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+    },
   });
   expect(licensed.statusCode, licensed.body).toBe(201);
   await origin.database.db.update(voices).set({ model: RETIRED_MODEL }).where(eq(voices.id, voiceId));

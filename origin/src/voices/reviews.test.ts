@@ -97,7 +97,12 @@ async function createLicence(owner: Owner, voiceId: string) {
     method: 'POST',
     url: pathOf(createLicenseRoute, { voice_id: voiceId }),
     headers: bearer(owner.accessToken),
-    payload: { platform_name: 'Review Platform', scopes: ['audiobook'], expires_at: new Date(Date.now() + 86_400_000).toISOString() },
+    payload: {
+      platform_name: 'Review Platform',
+      scopes: ['audiobook'],
+      description: 'Narration of audiobook chapters for the tests',
+      expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+    },
   });
 }
 

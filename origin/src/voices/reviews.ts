@@ -11,7 +11,7 @@ import type { Principal } from '../auth/index.js';
 import type { Database, Executor } from '../db/client.js';
 import type { VoiceRow } from '../db/schema.js';
 import { recordEvent } from '../events/index.js';
-import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { decodeCursor, encodeCursor, keysetPage } from '../http/cursor.js';
 import type { WakeSignal } from '../jobs/wake-signal.js';
 import { publishVoiceIndex } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
@@ -63,13 +63,14 @@ export class VoiceReviewService {
   constructor(private readonly deps: VoiceReviewServiceDeps) {}
 
   async list(query: z.output<typeof listVoiceReviewsQuerySchema>) {
-    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
-    // One row more than asked tells whether another page exists.
-    const rows = await store.listReviews(this.deps.db, query.limit + 1, after);
-    const page = rows.slice(0, query.limit);
-    const last = page.at(-1);
+    const after = decodeCursor(query.cursor);
+    const { rows, nextCursor } = await keysetPage(
+      query.limit,
+      (rowsWanted) => store.listReviews(this.deps.db, rowsWanted, after),
+      (last) => encodeCursor({ at: last.heldAt, id: last.voiceId }),
+    );
     return {
-      reviews: page.map((row) => ({
+      reviews: rows.map((row) => ({
         voice_id: row.voiceId,
         owner_id: row.ownerId,
         name: row.name,
@@ -80,7 +81,7 @@ export class VoiceReviewService {
         matched_owner_id: row.matchedOwnerId,
         similarity: row.similarity,
       })),
-      next_cursor: rows.length > query.limit && last ? encodeCursor({ at: last.heldAt, id: last.voiceId }) : null,
+      next_cursor: nextCursor,
     };
   }
 

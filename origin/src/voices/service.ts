@@ -14,7 +14,7 @@ import { attachConsentToVoice, consentRequired, findConsent, lockConsent, usable
 import type { Database, Executor } from '../db/client.js';
 import type { VoiceRow } from '../db/schema.js';
 import { recordEvent } from '../events/index.js';
-import { decodeCursor, encodeCursor } from '../http/cursor.js';
+import { decodeCursor, encodeCursor, keysetPage } from '../http/cursor.js';
 import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
 import type { WakeSignal } from '../jobs/wake-signal.js';
 import { findVoiceFor, lockVoiceFor, publishVoiceIndex, refuseWhileHeld } from '../registry/index.js';
@@ -156,13 +156,14 @@ export class VoiceService {
   }
 
   async list(principal: Principal, query: z.output<typeof listVoicesQuerySchema>) {
-    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
-    // One row more than asked tells whether another page exists.
-    const rows = await store.listVoicesOfOwner(this.deps.db, principal.userId, query.limit + 1, after);
-    const page = rows.slice(0, query.limit);
-    const last = page.at(-1);
+    const after = decodeCursor(query.cursor);
+    const { rows, nextCursor } = await keysetPage(
+      query.limit,
+      (rowsWanted) => store.listVoicesOfOwner(this.deps.db, principal.userId, rowsWanted, after),
+      (last) => encodeCursor({ at: last.createdAt, id: last.id }),
+    );
     return {
-      voices: page.map((voice) => ({
+      voices: rows.map((voice) => ({
         voice_id: voice.id,
         name: voice.name,
         status: voice.status,
@@ -173,7 +174,7 @@ export class VoiceService {
         voiceprint_current: this.deps.engine ? voice.model === this.deps.engine.model.name : true,
         speech_seconds: voice.speechSeconds,
       })),
-      next_cursor: rows.length > query.limit && last ? encodeCursor({ at: last.createdAt, id: last.id }) : null,
+      next_cursor: nextCursor,
     };
   }
 

@@ -2,7 +2,7 @@ import type { ConsentStatus, VoiceStatus } from '@vip/shared-schema';
 import { and, asc, desc, eq, inArray, ne, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
-import { DatabaseUnavailableError, isDatabaseUnavailable } from '../db/errors.js';
+import { DatabaseUnavailableError, databaseFailure } from '../db/errors.js';
 import { type VoiceRow, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
 import { olderThan, type TimeCursor } from '../http/cursor.js';
 
@@ -203,7 +203,8 @@ async function withoutVectorsInErrors<T>(query: () => PromiseLike<T>): Promise<T
   try {
     return await query();
   } catch (error) {
-    if (isDatabaseUnavailable(error)) throw new DatabaseUnavailableError();
+    const failure = databaseFailure(error);
+    if (failure) throw new DatabaseUnavailableError(undefined, { reason: failure });
     const cause = (error as { cause?: { code?: unknown } }).cause ?? error;
     const code = (cause as { code?: unknown }).code;
     throw new Error(`A voice embedding query failed (database code ${typeof code === 'string' ? code : 'unknown'}).`);

@@ -132,6 +132,7 @@ describe('DELETE /api/v1/voices/{voice_id}', () => {
       voiceId,
       platformName: 'Some Platform',
       scopes: ['audiobook'],
+      description: 'Narration of audiobook chapters for the tests',
       expiresAt: new Date(Date.now() + 86_400_000),
       tokenHash: randomUUID(),
     });

@@ -1,6 +1,7 @@
 import { WEBHOOK_TEST_EVENT } from '@vip/shared-schema';
-import { and, asc, desc, eq, inArray, isNull, lte, min, sql } from 'drizzle-orm';
-import type { Executor } from '../db/client.js';
+import { and, asc, desc, eq, isNull, lte, sql } from 'drizzle-orm';
+import { waitForTurn } from '../db/advisory-locks.js';
+import type { Database, Executor } from '../db/client.js';
 import {
   type DeliveryRow,
   domainEvents,
@@ -13,9 +14,6 @@ import {
 
 /** Who registers and manages endpoints: an account (owner or admin), or a platform through its API key. */
 export type WebhookSubscriber = { kind: 'account'; userId: string; isAdmin: boolean } | { kind: 'platform'; platformName: string };
-
-/** Fan-out runs one process at a time, so deliveries are created in event order. */
-const FAN_OUT_LOCK_KEY = 6_170_003;
 
 export async function insertEndpoint(db: Executor, endpoint: typeof webhookEndpoints.$inferInsert): Promise<EndpointRow> {
   const [row] = await db.insert(webhookEndpoints).values(endpoint).returning();
@@ -86,6 +84,7 @@ export async function replaceStoredSecrets(
 export interface PendingEvent {
   id: number;
   eventType: string;
+  voiceId: string | null;
   ownerId: string | null;
   platformName: string | null;
   payload: unknown;
@@ -93,7 +92,7 @@ export interface PendingEvent {
 }
 
 export async function lockFanOut(db: Executor): Promise<void> {
-  await db.execute(sql`select pg_advisory_xact_lock(${sql.raw(String(FAN_OUT_LOCK_KEY))})`);
+  await waitForTurn(db, 'webhookFanOut');
 }
 
 /**
@@ -109,6 +108,7 @@ export function eventsToFanOut(db: Executor, limit: number): Promise<PendingEven
     .select({
       id: domainEvents.id,
       eventType: domainEvents.eventType,
+      voiceId: domainEvents.voiceId,
       ownerId: domainEvents.ownerId,
       platformName: domainEvents.platformName,
       payload: domainEvents.payload,
@@ -163,11 +163,15 @@ export async function markFannedOut(db: Executor, eventIds: number[]): Promise<v
   }
 }
 
-/** The delivery is its endpoint's oldest pending one (by event time, then event id). */
-const isEndpointHead = sql`not exists (
+/**
+ * The delivery may go out as far as order goes: it has no order key, or no earlier delivery of its
+ * endpoint with the same key is still pending (being sent, or waiting for a retry).
+ */
+const isOrderHead = sql`(${webhookDeliveries.orderKey} is null or not exists (
   select 1 from ${webhookDeliveries} as earlier
-  where earlier.endpoint_id = ${webhookDeliveries.endpointId} and earlier.status = 'pending'
-    and (earlier.occurred_at, earlier.event_id) < (${webhookDeliveries.occurredAt}, ${webhookDeliveries.eventId}))`;
+  where earlier.endpoint_id = ${webhookDeliveries.endpointId} and earlier.order_key = ${webhookDeliveries.orderKey}
+    and earlier.status = 'pending'
+    and (earlier.occurred_at, earlier.event_id) < (${webhookDeliveries.occurredAt}, ${webhookDeliveries.eventId})))`;
 
 export interface ClaimedDelivery {
   id: number;
@@ -181,42 +185,77 @@ export interface ClaimedDelivery {
   previousSecretUntil: Date | null;
 }
 
+export interface ClaimLimits {
+  /** Deliveries claimed at most, all endpoints together. */
+  total: number;
+  /** Deliveries of one endpoint in flight at most, whichever process sends them (WEBHOOK_CONCURRENCY). */
+  perEndpoint: number;
+}
+
 /**
- * Claims due deliveries by pushing their next attempt to `leaseUntil` (no transaction is held while
- * sending). Only the oldest pending delivery of each endpoint is eligible, so an endpoint gets its
- * events in order: N+1 waits until N is delivered or given up.
+ * Claims due deliveries by leasing them until `leaseUntil` (no transaction is held while sending):
+ * per endpoint, its oldest due order heads, as many as it has free places in flight. Two statements
+ * in one transaction: the first locks the endpoints with due deliveries (`SKIP LOCKED`: another
+ * process claiming for one at this moment keeps it), so the second, which reads a snapshot taken
+ * after the lock, counts what that other process leased and never exceeds the bound or claims a
+ * delivery twice.
  */
-export async function claimDueDeliveries(db: Executor, now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
-  const due = db
-    .select({ id: webhookDeliveries.id })
-    .from(webhookDeliveries)
-    .innerJoin(webhookEndpoints, and(eq(webhookEndpoints.id, webhookDeliveries.endpointId), isNull(webhookEndpoints.disabledAt)))
-    .where(and(eq(webhookDeliveries.status, 'pending'), lte(webhookDeliveries.nextAttemptAt, now), isEndpointHead))
-    .orderBy(asc(webhookDeliveries.nextAttemptAt))
-    .limit(limit)
-    .for('update', { of: webhookDeliveries, skipLocked: true });
-  const claimed = await db
-    .update(webhookDeliveries)
-    .set({ nextAttemptAt: leaseUntil })
-    .where(inArray(webhookDeliveries.id, due))
-    .returning({ id: webhookDeliveries.id });
-  const ids = claimed.map((row) => row.id);
-  if (ids.length === 0) return [];
-  return db
-    .select({
-      id: webhookDeliveries.id,
-      messageId: webhookDeliveries.messageId,
-      endpointId: webhookDeliveries.endpointId,
-      body: webhookDeliveries.body,
-      attempts: webhookDeliveries.attempts,
-      url: webhookEndpoints.url,
-      secret: webhookEndpoints.secret,
-      previousSecret: webhookEndpoints.previousSecret,
-      previousSecretUntil: webhookEndpoints.previousSecretUntil,
-    })
-    .from(webhookDeliveries)
-    .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-    .where(inArray(webhookDeliveries.id, ids));
+export function claimDueDeliveries(db: Database, now: Date, leaseUntil: Date, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
+  return db.transaction(async (tx) => {
+    // An index probe per endpoint (on endpoint and due time), never a walk through the deliveries.
+    const earliestDue = sql`(select min(${webhookDeliveries.nextAttemptAt}) from ${webhookDeliveries}
+      where ${webhookDeliveries.endpointId} = ${webhookEndpoints.id} and ${webhookDeliveries.status} = 'pending')`;
+    const endpoints = await tx
+      .select({ id: webhookEndpoints.id })
+      .from(webhookEndpoints)
+      .where(and(isNull(webhookEndpoints.disabledAt), sql`${earliestDue} <= ${now}`))
+      .orderBy(earliestDue)
+      .limit(limits.total)
+      // Not FOR UPDATE: that would also stop the fan-out inserting deliveries that reference the row.
+      .for('no key update', { skipLocked: true });
+    if (endpoints.length === 0) return [];
+    // Per endpoint, in event order, the due order heads that fit its free places.
+    const due = sql`select claimable.id from (values ${sql.join(
+      endpoints.map((endpoint) => sql`(${endpoint.id}::uuid)`),
+      sql`, `,
+    )}) as endpoint(id)
+      cross join lateral (
+        select ${webhookDeliveries.id} as id from ${webhookDeliveries}
+        where ${webhookDeliveries.endpointId} = endpoint.id and ${webhookDeliveries.status} = 'pending'
+          and ${webhookDeliveries.nextAttemptAt} <= ${now} and ${isOrderHead}
+        order by ${webhookDeliveries.occurredAt}, ${webhookDeliveries.eventId}
+        limit greatest(0, ${limits.perEndpoint} - (
+          select count(*) from ${webhookDeliveries} as leased
+          where leased.endpoint_id = endpoint.id and leased.status = 'pending' and leased.leased_until > ${now}))
+      ) as claimable
+      limit ${limits.total}`;
+    // The endpoint's address and secrets come back with the claim, read under the endpoint's lock.
+    return tx
+      .update(webhookDeliveries)
+      .set({ nextAttemptAt: leaseUntil, leasedUntil: leaseUntil })
+      .from(webhookEndpoints)
+      .where(
+        and(
+          // An array, so the rows are then found by primary key.
+          sql`${webhookDeliveries.id} = any(array(${due}))`,
+          eq(webhookEndpoints.id, webhookDeliveries.endpointId),
+          // Checked again on the row as it is now, should another process have changed it meanwhile.
+          eq(webhookDeliveries.status, 'pending'),
+          lte(webhookDeliveries.nextAttemptAt, now),
+        ),
+      )
+      .returning({
+        id: webhookDeliveries.id,
+        messageId: webhookDeliveries.messageId,
+        endpointId: webhookDeliveries.endpointId,
+        body: webhookDeliveries.body,
+        attempts: webhookDeliveries.attempts,
+        url: webhookEndpoints.url,
+        secret: webhookEndpoints.secret,
+        previousSecret: webhookEndpoints.previousSecret,
+        previousSecretUntil: webhookEndpoints.previousSecretUntil,
+      });
+  });
 }
 
 export interface AttemptRecord {
@@ -244,7 +283,7 @@ async function recordAttempt(
 ): Promise<void> {
   await db
     .update(webhookDeliveries)
-    .set({ attempts: sql`${webhookDeliveries.attempts} + 1`, ...lastAttempt(attempt), ...outcome })
+    .set({ attempts: sql`${webhookDeliveries.attempts} + 1`, leasedUntil: null, ...lastAttempt(attempt), ...outcome })
     .where(eq(webhookDeliveries.id, id));
 }
 
@@ -290,12 +329,16 @@ export async function enableEndpoint(db: Executor, endpointId: string): Promise<
   return row!;
 }
 
-/** When the earliest endpoint head is due; later deliveries of an endpoint wait for their head anyway. */
+/** When the earliest order head of an enabled endpoint is due; later deliveries of an order key wait for their head anyway. */
 export async function nextDueAt(db: Executor): Promise<Date | null> {
+  // Walks the pending deliveries by due time (an index) and stops at the first order head.
   const [row] = await db
-    .select({ due: min(webhookDeliveries.nextAttemptAt) })
+    .select({ due: webhookDeliveries.nextAttemptAt })
     .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.status, 'pending'), isEndpointHead));
+    .innerJoin(webhookEndpoints, and(eq(webhookEndpoints.id, webhookDeliveries.endpointId), isNull(webhookEndpoints.disabledAt)))
+    .where(and(eq(webhookDeliveries.status, 'pending'), isOrderHead))
+    .orderBy(asc(webhookDeliveries.nextAttemptAt))
+    .limit(1);
   return row?.due ?? null;
 }
 

@@ -47,11 +47,13 @@ describe('delivery', () => {
     expect(receiver.received).toHaveLength(4);
   });
 
-  it('gives up after the last scheduled attempt and moves on to the next event', async () => {
+  it("gives up after the last scheduled attempt and moves on to the voice's next event", async () => {
     const owner = await loggedIn(origin);
     const hook = await registered(owner.accessToken);
-    await emit('voice.deleted', owner.userId);
-    await emit('voice.deleted', owner.userId);
+    const voiceId = crypto.randomUUID();
+    await emit('voice.deleted', owner.userId, voiceId);
+    origin.runtime.advance(10);
+    await emit('voice.deleted', owner.userId, voiceId);
     receiver.script = [{ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 }];
     const worker = workerFor();
     for (let round = 0; round < 5; round++) {
@@ -65,23 +67,83 @@ describe('delivery', () => {
     ]);
   });
 
-  it('keeps per-endpoint order: event N+1 waits while N is being retried', async () => {
+  it("keeps one voice's state events in order: its next event waits while one is retried, other voices' go on", async () => {
     const owner = await loggedIn(origin);
-    await registered(owner.accessToken);
-    const first = crypto.randomUUID();
-    const second = crypto.randomUUID();
-    await emit('voice.deleted', owner.userId, first);
-    origin.runtime.advance(10);
-    await emit('voice.deleted', owner.userId, second);
-    receiver.script = [{ status: 500 }];
+    await registered(owner.accessToken, ['license.renewed']);
+    const [first, second] = [crypto.randomUUID(), crypto.randomUUID()];
+    for (const voiceId of [first, first, second]) {
+      await emit('license.renewed', owner.userId, voiceId);
+      origin.runtime.advance(10);
+    }
+    // The first voice's first event is refused once, whenever it arrives among the others.
+    let refusals = 1;
+    receiver.answer = (body) => (JSON.parse(body).voice_id === first && refusals-- > 0 ? { status: 500 } : undefined);
     const worker = workerFor();
     await deliverOnce(worker);
     await deliverOnce(worker);
-    expect(receiver.received.map((request) => JSON.parse(request.body).voice_id)).toEqual([first]);
+    const sent = () => receiver.received.map((request) => JSON.parse(request.body).voice_id);
+    expect(sent().sort()).toEqual([first, second].sort());
     origin.runtime.advance(1_500);
     await deliverOnce(worker);
     await deliverOnce(worker);
-    expect(receiver.received.map((request) => JSON.parse(request.body).voice_id)).toEqual([first, first, second]);
+    expect(sent().slice(2)).toEqual([first, first]);
+  });
+
+  it("still delivers other voices' events at once while one event's deliveries keep failing", async () => {
+    const owner = await loggedIn(origin);
+    const hook = await registered(owner.accessToken, ['license.renewed', 'pre_synthesis.blocked']);
+    const failing = crypto.randomUUID();
+    await emit('license.renewed', owner.userId, failing);
+    receiver.answer = (body) => (JSON.parse(body).voice_id === failing ? { status: 503 } : undefined);
+    const worker = workerFor();
+    await deliverOnce(worker);
+    // Events of other voices, state changes and reports alike, arrive while the first is being retried.
+    const others = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    origin.runtime.advance(10);
+    await emit('license.renewed', owner.userId, others[0]);
+    await emit('pre_synthesis.blocked', owner.userId, others[1]);
+    await emit('pre_synthesis.blocked', owner.userId, others[2]);
+    await deliverOnce(worker);
+    const delivered = (await deliveriesTo(hook.webhook_id)).filter((row) => row.status === 'delivered');
+    expect(delivered.map((row) => JSON.parse(row.body).voice_id).sort()).toEqual([...others].sort());
+    const [retrying] = (await deliveriesTo(hook.webhook_id)).filter((row) => row.status === 'pending');
+    expect(retrying).toMatchObject({ attempts: 1, lastStatusCode: 503 });
+  });
+
+  it("sends up to the endpoint's concurrency at once, never more, and one voice's state events one at a time", async () => {
+    const owner = await loggedIn(origin);
+    await registered(owner.accessToken, ['license.renewed', 'pre_synthesis.blocked']);
+    const ordered = crypto.randomUUID();
+    for (let i = 0; i < 10; i++) {
+      await emit('pre_synthesis.blocked', owner.userId);
+      await emit('license.renewed', owner.userId, ordered);
+      origin.runtime.advance(10);
+    }
+    // Answers wait until a fifth request is open (never, if the bound holds) or 500 ms passed.
+    receiver.gather = 5;
+    const worker = workerFor({ concurrencyPerEndpoint: 4 });
+    await worker.fanOut();
+    const renewals = async () =>
+      (
+        await deliveriesTo(
+          (
+            await origin.database.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.ownerId, owner.userId))
+          )[0]!.id,
+        )
+      )
+        .filter((row) => row.eventType === 'license.renewed')
+        .sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime());
+    let leasedAtOnce = 0;
+    while (receiver.received.length < 20) {
+      const pass = worker.deliverDue();
+      leasedAtOnce = Math.max(leasedAtOnce, (await renewals()).filter((row) => row.leasedUntil !== null).length);
+      await pass;
+    }
+    expect(receiver.maxInFlight).toBe(4);
+    expect(leasedAtOnce).toBeLessThanOrEqual(1);
+    const arrived = receiver.received.filter((request) => JSON.parse(request.body).event === 'license.renewed');
+    const messageIds = (await renewals()).map((row) => row.messageId);
+    expect(arrived.map((request) => request.headers['webhook-id'])).toEqual(messageIds);
   });
 
   it('honours Retry-After over the schedule', async () => {
@@ -105,8 +167,11 @@ describe('delivery', () => {
   it('disables the endpoint on 410 Gone and drops its queue', async () => {
     const owner = await loggedIn(origin);
     const hook = await registered(owner.accessToken);
-    await emit('voice.deleted', owner.userId);
-    await emit('voice.deleted', owner.userId);
+    // One voice's: the second waits for the first, so it is still queued when the 410 comes.
+    const voiceId = crypto.randomUUID();
+    await emit('voice.deleted', owner.userId, voiceId);
+    origin.runtime.advance(10);
+    await emit('voice.deleted', owner.userId, voiceId);
     receiver.script = [{ status: 410 }];
     const worker = workerFor();
     await deliverOnce(worker);

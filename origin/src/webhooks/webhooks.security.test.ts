@@ -226,6 +226,7 @@ describe('secrets at rest', () => {
           log: own.app.log,
           sender: rotatedSender,
           retrySchedule: [0],
+          concurrencyPerEndpoint: 4,
         });
         await deliverOnce(worker);
         const last = receiver.received.at(-1)!;
@@ -373,7 +374,12 @@ describe('webhooks of a platform (X-API-Key)', () => {
       method: 'POST',
       url: pathOf(requestLicenseRoute, { voice_id: voiceId }),
       headers: asKey(platform.apiKey),
-      payload: { platform_name: platform.name, scopes: ['podcast'], expires_at: new Date(Date.now() + 86_400_000).toISOString() },
+      payload: {
+        platform_name: platform.name,
+        scopes: ['podcast'],
+        description: 'Narration of audiobook chapters for the tests',
+        expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+      },
     });
     expect(asked.statusCode, asked.body).toBe(201);
     const requestId = asked.json().request_id as string;
@@ -399,6 +405,12 @@ describe('webhooks of a platform (X-API-Key)', () => {
       request_id: requestId,
       scopes: ['podcast'],
       expires_at: expect.any(String),
+      // The terms the platform asked for and the owner approved, and their hash.
+      description: 'Narration of audiobook chapters for the tests',
+      description_source: 'stated',
+      represented_by: 'none',
+      compensation: null,
+      license_terms_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
       license_token: expect.stringMatching(new RegExp(`^${LICENSE_TOKEN_PREFIX}`)),
     });
     const [licence] = await origin.database.db.select().from(licenses).where(eq(licenses.id, approved.json().license_id));

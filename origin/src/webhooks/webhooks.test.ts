@@ -14,6 +14,7 @@ import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { webhookEndpoints } from '../db/schema.js';
+import { BackgroundLoop } from '../jobs/background-loop.js';
 import { bearer, loggedIn } from '../testing/origin.js';
 import { deliverOnce, dns, emit, history, origin, receiver, register, registered, workerFor } from '../testing/webhooks.js';
 
@@ -159,4 +160,42 @@ describe('GET /webhooks/{id}/deliveries', () => {
       after[0],
     ]);
   });
+});
+
+describe('several origin processes on one database', () => {
+  it("share the endpoint's concurrency: every event delivered once, never more in flight than the bound, one voice's state events in order", async () => {
+    const owner = await loggedIn(origin);
+    await registered(owner.accessToken, ['license.renewed', 'pre_synthesis.blocked']);
+    const voices = [crypto.randomUUID(), crypto.randomUUID()];
+    for (let i = 0; i < 6; i++) {
+      for (const voiceId of voices) await emit('license.renewed', owner.userId, voiceId);
+      await emit('pre_synthesis.blocked', owner.userId);
+      await emit('pre_synthesis.blocked', owner.userId);
+      origin.runtime.advance(5);
+    }
+    // Answers wait until a fourth request is open (never, if the bound holds) or 500 ms passed.
+    receiver.gather = 4;
+    // Three workers, as three replicas run them, each with its own loop; each lets at most 3 through.
+    const loops = Array.from({ length: 3 }, () => {
+      const worker = workerFor({ concurrencyPerEndpoint: 3 });
+      return new BackgroundLoop({ name: 'webhooks', round: () => worker.round(), idleMs: 20, log: origin.app.log });
+    });
+    for (const loop of loops) loop.start();
+    try {
+      await expect.poll(() => receiver.received.length, { timeout: 60_000, interval: 50 }).toBe(24);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      await Promise.all(loops.map((loop) => loop.stop()));
+    }
+    const bodies = receiver.received.map((request) => JSON.parse(request.body) as { event: string; voice_id: string; timestamp: string });
+    expect(receiver.received).toHaveLength(24);
+    expect(new Set(receiver.received.map((request) => request.headers['webhook-id'])).size).toBe(24);
+    expect(receiver.maxInFlight).toBeLessThanOrEqual(3);
+    expect(receiver.maxInFlight).toBeGreaterThan(1);
+    for (const voiceId of voices) {
+      const times = bodies.filter((body) => body.voice_id === voiceId).map((body) => body.timestamp);
+      expect(times).toHaveLength(6);
+      expect(times).toEqual([...times].sort());
+    }
+  }, 90_000);
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ORDERED_WEBHOOK_EVENTS } from '@vip/shared-schema';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/client.js';
 import type { RoundOutcome } from '../jobs/background-loop.js';
@@ -14,6 +15,8 @@ export interface WebhookWorkerOptions {
   sender: SenderSettings;
   /** Delay before each attempt, seconds (WEBHOOK_RETRY_SCHEDULE). */
   retrySchedule: readonly number[];
+  /** Deliveries of one endpoint in flight at most, all processes together (WEBHOOK_CONCURRENCY). */
+  concurrencyPerEndpoint: number;
   /** ± fraction of each delay; 0 in tests that time retries. */
   jitter?: number;
   random?: () => number;
@@ -21,23 +24,37 @@ export interface WebhookWorkerOptions {
   /** Longer than one attempt can take (the 15 s timeout), so a claimed delivery is never sent twice at once. */
   leaseMs?: number;
   /**
-   * How long a round waits for the attempts it started. Attempts still running then (a receiver that
-   * does not answer) finish in the background, so they never hold back other endpoints' deliveries.
+   * How long a round waits for one of the attempts under way to end (then it fills the place at once),
+   * and `deliverDue` for all of those it started. Attempts still running then (a receiver that does
+   * not answer) finish in the background, so they never hold back other deliveries.
    */
   roundWaitMs?: number;
   newMessageId?: () => string;
 }
 
+/** How soon a round looks again at a due delivery it could not claim: its endpoint's places are all taken by another process. */
+const CONTENDED_POLL_MS = 250;
+/**
+ * While attempts keep ending, a round runs after each: it fans out again only this long after the
+ * last fan-out that found less than a batch (the fan-out's anti-join is the round's costly query).
+ */
+const FAN_OUT_EVERY_MS = 200;
+
 /**
  * Delivers domain events to webhook endpoints (docs/CONTRACT.md#answers-to-the-specifications-gaps). Fan-out turns each event into
- * one delivery row per matching endpoint; delivery claims each endpoint's oldest pending row,
- * sends it signed, and records the outcome. All state is in tables: a restart resumes, a crash
- * mid-send re-sends once the lease ends (same webhook-id, so receivers can deduplicate).
+ * one delivery row per matching endpoint; delivery claims due rows, up to `concurrencyPerEndpoint`
+ * in flight per endpoint (one voice's state events one at a time, in order: the order key), sends
+ * them signed, and records the outcome; a failed attempt is rescheduled and its place goes to the
+ * next delivery. All state is in tables: a restart resumes, a crash mid-send re-sends once the
+ * lease ends (same webhook-id, so receivers can deduplicate).
  */
 export class WebhookWorker {
   private readonly options: Required<WebhookWorkerOptions>;
   /** Attempts started by earlier rounds that have not finished yet. */
   private readonly inFlight = new Set<Promise<void>>();
+  private lastFanOut = { at: Number.NEGATIVE_INFINITY, full: false };
+  /** The last round ended because an attempt ended, not after a wait: its fan-out may be skipped. */
+  private refilling = false;
 
   constructor(options: WebhookWorkerOptions) {
     this.options = {
@@ -51,19 +68,33 @@ export class WebhookWorker {
     };
   }
 
+  /**
+   * Fans out, then fills every free place in flight. While attempts are under way it waits for one
+   * of them to end (at most `roundWaitMs`) and asks for the next round at once, so a place is
+   * refilled as soon as it frees up, and a receiver that hangs holds only its own places.
+   */
   async round(): Promise<RoundOutcome> {
-    const fannedOut = await this.fanOut();
-    const delivered = await this.deliverDue();
-    if (fannedOut === this.options.batchSize || delivered === this.options.batchSize) return 'busy';
-    const due = await store.nextDueAt(this.options.db);
+    const { db, clock, batchSize, roundWaitMs } = this.options;
+    const skipFanOut = this.refilling && !this.lastFanOut.full && performance.now() - this.lastFanOut.at < FAN_OUT_EVERY_MS;
+    this.refilling = false;
+    const fannedOut = skipFanOut ? 0 : await this.fanOut();
+    const started = await this.startDue();
+    if (fannedOut === batchSize || started.length === batchSize) return 'busy';
+    if (this.inFlight.size > 0) {
+      await settledOrTimeout([...this.inFlight], roundWaitMs, 'any');
+      this.refilling = true;
+      return 'busy';
+    }
+    const due = await store.nextDueAt(db);
     if (!due) return 'idle';
-    return { waitMs: Math.max(0, due.getTime() - this.options.clock.now().getTime()) };
+    const waitMs = due.getTime() - clock.now().getTime();
+    return { waitMs: waitMs > 0 ? waitMs : CONTENDED_POLL_MS };
   }
 
   /** Creates delivery rows for events not fanned out yet; returns how many events it handled. */
   async fanOut(): Promise<number> {
     const { db, batchSize, newMessageId } = this.options;
-    return db.transaction(async (tx) => {
+    const fannedOut = await db.transaction(async (tx) => {
       await store.lockFanOut(tx);
       const events = await store.eventsToFanOut(tx, batchSize);
       if (events.length === 0) return 0;
@@ -75,6 +106,7 @@ export class WebhookWorker {
             messageId: newMessageId(),
             endpointId: endpoint.id,
             eventId: event.id,
+            orderKey: orderKeyOf(event),
             eventType: event.eventType,
             occurredAt: event.occurredAt,
             body: JSON.stringify(event.payload),
@@ -88,19 +120,30 @@ export class WebhookWorker {
       );
       return events.length;
     });
+    this.lastFanOut = { at: performance.now(), full: fannedOut === batchSize };
+    return fannedOut;
   }
 
   /**
-   * Sends every due endpoint head once; returns how many it attempted. Waits for those attempts up to
-   * `roundWaitMs`: a hung receiver holds its own delivery (claimed under the lease) until the timeout,
-   * never the round, so the next round goes on delivering to every other endpoint.
+   * Sends what is due, as far as the places in flight allow; returns how many it attempted. Waits
+   * for those attempts up to `roundWaitMs`: a hung receiver holds its own deliveries (claimed under
+   * the lease) until the timeout, never the caller. Tests and benches call it for one pass.
    */
   async deliverDue(): Promise<number> {
-    const { db, clock, batchSize, leaseMs, roundWaitMs, log } = this.options;
+    const attempts = await this.startDue();
+    if (attempts.length > 0) await settledOrTimeout(attempts, this.options.roundWaitMs, 'all');
+    return attempts.length;
+  }
+
+  /** Claims due deliveries and starts their attempts; returns the attempts, which never reject. */
+  private async startDue(): Promise<Promise<void>[]> {
+    const { db, clock, batchSize, leaseMs, concurrencyPerEndpoint, log } = this.options;
     const now = clock.now();
-    const claimed = await store.claimDueDeliveries(db, now, new Date(now.getTime() + leaseMs), batchSize);
-    if (claimed.length === 0) return 0;
-    const attempts = claimed.map((delivery) => {
+    const claimed = await store.claimDueDeliveries(db, now, new Date(now.getTime() + leaseMs), {
+      total: batchSize,
+      perEndpoint: concurrencyPerEndpoint,
+    });
+    return claimed.map((delivery) => {
       const attempt: Promise<void> = this.attempt(delivery)
         .catch((error) => {
           // Recording the outcome failed (the database went away): the lease ends and the delivery is sent again.
@@ -110,10 +153,6 @@ export class WebhookWorker {
       this.inFlight.add(attempt);
       return attempt;
     });
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(attempts), new Promise((resolve) => (timer = setTimeout(resolve, roundWaitMs)))]);
-    clearTimeout(timer);
-    return claimed.length;
   }
 
   /** Waits for the attempts still running (each ends by its timeout); call before closing the database. */
@@ -169,6 +208,20 @@ export class WebhookWorker {
     }
     await store.markRetry(db, delivery.id, record, new Date(now.getTime() + delay));
   }
+}
+
+/** One voice's state events share an order key, so an endpoint gets them one at a time, in order; other events have none. */
+function orderKeyOf(event: store.PendingEvent): string | null {
+  const ordered: readonly string[] = ORDERED_WEBHOOK_EVENTS;
+  return event.voiceId !== null && ordered.includes(event.eventType) ? event.voiceId : null;
+}
+
+/** Resolves when all (or any) of `attempts` have settled, or after `ms`, whichever is first. */
+async function settledOrTimeout(attempts: Promise<void>[], ms: number, which: 'all' | 'any'): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = which === 'all' ? Promise.all(attempts) : Promise.race(attempts);
+  await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 /**

@@ -116,6 +116,7 @@ describe('the gate client', () => {
       check_id: CHECK_ID,
       jti: JTI,
       redemption_check_id: CHECK_ID,
+      watermark: { alg: 'org.vip.audio-watermark.qim-band-pairs.2', id: '5a3c0e91b7' },
     };
     answer = () => ({ status: 200, body: claims });
     const gate = createGateClient({ baseUrl: server.url, apiKey: 'vip_test' });
@@ -257,6 +258,11 @@ describe('the origin client', () => {
       status: 'active',
       created_at: '2026-05-01T12:00:00.000Z',
       revoked_at: null,
+      description: 'Narration of audiobook chapters for the tests',
+      description_source: 'stated',
+      represented_by: 'none',
+      compensation: null,
+      license_terms_sha256: 'a'.repeat(64),
       license_token: 'vlt_abc',
     };
     answer = () => ({ status: 201, body: licence });
@@ -264,6 +270,7 @@ describe('the origin client', () => {
     const created = await origin.licenses.create(VOICE_ID, {
       platform_name: 'Acme TTS',
       scopes: ['audiobook'],
+      description: 'Narration of audiobook chapters for the tests',
       expires_at: licence.expires_at,
     });
     expect(created.license_token).toBe('vlt_abc');
@@ -281,6 +288,42 @@ describe('the origin client', () => {
     answer = () => ({ status: 200, body: { entries: [], next_cursor: null } });
     await origin.audit.list({ check_id: CHECK_ID, limit: 5 });
     expect(server.requests[1]!.url).toBe(`/api/v1/protect/audit-log?check_id=${CHECK_ID}&limit=5`);
+  });
+
+  it('waits for a pending receipt only when asked to, within its bound, and never for a check it may not see', async () => {
+    const origin = createOriginClient({ baseUrl: server.url, apiKey: 'vip_test_key' });
+    const receipt = { check_id: CHECK_ID, index: 3, leaf: '{}', proof: 'c2sp.org/tlog-proof@v1' };
+    const pending = (retryAfter: string) => ({
+      status: 503,
+      headers: { 'retry-after': retryAfter },
+      body: problem(
+        'receipt_pending',
+        503,
+        'Receipt not yet available',
+        'The gate decided this check; the audit chain has not collected it yet.',
+      ),
+    });
+    let asked = 0;
+    answer = () => (++asked < 3 ? pending('0') : { status: 200, body: receipt });
+    // Without waitMs a pending receipt throws at once.
+    await expect(origin.audit.receipt(CHECK_ID)).rejects.toMatchObject({ code: 'receipt_pending', retryAfter: 0 });
+    asked = 0;
+    const waits: number[] = [];
+    expect(await origin.audit.receipt(CHECK_ID, { waitMs: 5_000, onPending: (seconds) => waits.push(seconds) })).toEqual(receipt);
+    expect([asked, waits]).toEqual([3, [0, 0]]);
+
+    // A Retry-After past the bound is not waited for: the pending problem comes back at once.
+    answer = () => pending('30');
+    const started = Date.now();
+    await expect(origin.audit.receipt(CHECK_ID, { waitMs: 1_000 })).rejects.toMatchObject({ code: 'receipt_pending', retryAfter: 30 });
+    expect(Date.now() - started).toBeLessThan(1_000);
+    asked = 0;
+    answer = () => {
+      asked++;
+      return { status: 404, body: problem('not_found', 404, 'Not found', 'No audit entry with this check_id is visible to this caller.') };
+    };
+    await expect(origin.audit.receipt(CHECK_ID, { waitMs: 5_000 })).rejects.toMatchObject({ code: 'not_found' });
+    expect(asked).toBe(1);
   });
 
   it('sends enrollment audio as multipart with the text fields', async () => {
@@ -404,6 +447,9 @@ describe('the protection loop in the client', () => {
       platform_name: 'Acme TTS',
       scopes: ['audiobook'],
       expires_at: '2027-01-01T00:00:00.000Z',
+      description: 'Narration of audiobook chapters for the tests',
+      represented_by: 'none',
+      compensation: null,
       status: 'pending',
       created_at: '2026-05-01T12:00:00.000Z',
     };
@@ -412,6 +458,7 @@ describe('the protection loop in the client', () => {
     const request = await origin.licenseRequests.request(VOICE_ID, {
       platform_name: 'Acme TTS',
       scopes: ['audiobook'],
+      description: 'Narration of audiobook chapters for the tests',
       expires_at: created.expires_at,
       message: 'For our audiobooks',
     });
@@ -422,6 +469,7 @@ describe('the protection loop in the client', () => {
       body: {
         ...created,
         message: null,
+        description_source: 'stated',
         status: 'approved',
         answered_at: created.created_at,
         license_id: CHECK_ID,

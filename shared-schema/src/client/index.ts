@@ -31,6 +31,7 @@ export {
   type EnrollInput,
   type OriginClient,
   type OriginClientOptions,
+  type ReceiptOptions,
   type ScreenInput,
   type SpokenConsentInput,
 } from './origin.js';

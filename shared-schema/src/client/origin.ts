@@ -13,6 +13,7 @@ import * as spokenConsent from '../routes/origin/spoken-consent.js';
 import * as voices from '../routes/origin/voices.js';
 import * as webhooks from '../routes/origin/webhooks.js';
 import type { enrollFieldsSchema } from '../voices.js';
+import { ProblemError } from './errors.js';
 import {
   type BodyOf,
   type CallOptions,
@@ -63,6 +64,47 @@ function appendRecordings(form: FormData, audio: readonly AudioInput[], spokenCo
     appendAudio(form, 'spoken_consent', spokenConsent.recording, 0);
   }
   return form;
+}
+
+export interface ReceiptOptions extends CallOptions {
+  /**
+   * How long to wait in all, in milliseconds, while the receipt is `receipt_pending` (the check is
+   * decided but not yet collected, chained or covered by a signed checkpoint): it asks again after
+   * each `Retry-After`. Default 0: a pending receipt throws at once. It never waits past this bound,
+   * and never on another problem (a `not_found` check is not anyone's to wait for).
+   */
+  waitMs?: number;
+  /** Called before each wait with the seconds it will wait (a page says "waiting for the log"). */
+  onPending?: (retryAfterSeconds: number) => void;
+}
+
+/** Asks for a receipt until it is there, while it is pending and within `waitMs`. */
+async function waitingForReceipt<T>(
+  ask: () => Promise<T>,
+  { waitMs = 0, onPending, signal }: Pick<ReceiptOptions, 'waitMs' | 'onPending' | 'signal'>,
+): Promise<T> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await ask();
+    } catch (error) {
+      if (!(error instanceof ProblemError && error.code === 'receipt_pending')) throw error;
+      const seconds = error.retryAfter ?? 1;
+      if (Date.now() + seconds * 1000 > deadline) throw error;
+      onPending?.(seconds);
+      await new Promise<void>((resolve, reject) => {
+        const aborted = () => {
+          clearTimeout(timer);
+          reject(signal?.reason);
+        };
+        const timer = setTimeout(() => {
+          signal?.removeEventListener('abort', aborted);
+          resolve();
+        }, seconds * 1000);
+        signal?.addEventListener('abort', aborted, { once: true });
+      });
+    }
+  }
 }
 
 export function createOriginClient(options: OriginClientOptions) {
@@ -237,9 +279,14 @@ export function createOriginClient(options: OriginClientOptions) {
       /**
        * The receipt of one entry (same visibility as the entry); check it with `verifyReceipt` and the
        * log's verifier key. Throws a ProblemError `receipt_pending` (with Retry-After) until a signed
-       * checkpoint covers the entry.
+       * checkpoint covers the entry, also right after the gate decided, or waits for it up to `waitMs`.
        */
-      receipt: (checkId: string, o?: CallOptions) => call(audit.auditReceiptRoute, { params: { check_id: checkId } }, o),
+      receipt: (checkId: string, { waitMs, onPending, ...callOptions }: ReceiptOptions = {}) =>
+        waitingForReceipt(() => call(audit.auditReceiptRoute, { params: { check_id: checkId } }, callOptions), {
+          waitMs,
+          onPending,
+          signal: callOptions.signal,
+        }),
     },
     // The names from before the namespaces followed the origin's folders, documented in INTEGRATION.md and kept so
     // code written against them runs on; each is the same function as its new name.

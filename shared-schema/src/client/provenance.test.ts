@@ -7,6 +7,9 @@ import {
   AUTHORIZATION_ASSERTION_LABEL,
   type AuthorizationAssertion,
   authorizationAssertionBytes,
+  type OfflineProvenanceVerdict,
+  PROVENANCE_CHECKS,
+  type ProvenanceCheck,
   type ProvenanceMimeType,
   TRAINED_ALGORITHMIC_MEDIA,
 } from '../provenance.js';
@@ -14,7 +17,7 @@ import { testCertificateAuthority, testLeafCertificate } from '../testing/proven
 import { audioByteOffset, CREDENTIAL_FORMATS, editText } from '../testing/provenance-files.js';
 import { testApprovalReceipt } from '../testing/provenance-receipt.js';
 import { TlogFormatError } from '../tlog.js';
-import { authorizationAssertionOf, embedAuthorization, verifyFile } from './provenance.js';
+import { authorizationAssertionOf, embedAuthorization, type OfflineVerification, verifyFile as verifyOffline } from './provenance.js';
 
 const fixture = (name: string) => new Uint8Array(readFileSync(new URL(`../../../fixtures/audio/${name}`, import.meta.url)));
 const FORMATS = CREDENTIAL_FORMATS.map(({ file, mime }): [string, ProvenanceMimeType] => [file, mime]);
@@ -22,6 +25,30 @@ const FORMATS = CREDENTIAL_FORMATS.map(({ file, mime }): [string, ProvenanceMime
 const ca = testCertificateAuthority('Acme TTS Content Credentials CA', 'Acme TTS');
 const leaf = testLeafCertificate({ commonName: 'Acme TTS signer', organization: 'Acme TTS', issuer: ca });
 const signer = { certificateChain: [leaf.pem, ca.pem], privateKey: leaf.privateKey };
+
+const except = (...ran: ProvenanceCheck[]) => PROVENANCE_CHECKS.filter((check) => !ran.includes(check));
+/** What each offline verdict says it did not check: the decision only once the receipt proves it, never what only the service knows. */
+const NOT_CHECKED_OFFLINE: Record<OfflineProvenanceVerdict, ProvenanceCheck[]> = {
+  no_credentials: except(),
+  altered: except(),
+  credentials_invalid: except(),
+  no_authorization: except(),
+  authorization_malformed: except(),
+  receipt_invalid: except('receipt'),
+  not_approved: except('receipt', 'approval'),
+  signer_not_registered: except('receipt', 'approval'),
+  authorized: except('receipt', 'approval'),
+};
+
+/** `verifyFile`, and every answer holds what it checked, or null and named in `not_checked`. */
+async function verifyFile(...args: Parameters<typeof verifyOffline>): Promise<OfflineVerification> {
+  const result = await verifyOffline(...args);
+  expect(result.not_checked, result.verdict).toEqual(NOT_CHECKED_OFFLINE[result.verdict]);
+  expect(result.authorization.receipt_verified === null).toBe(result.not_checked.includes('receipt'));
+  expect(result.authorization.approved === null).toBe(result.not_checked.includes('approval'));
+  expect(result.credentials.signer?.registered_platform ?? null).toBeNull();
+  return result;
+}
 
 describe('embedAuthorization', { timeout: 60_000 }, () => {
   it.each(FORMATS)('writes a signed manifest with the created action and the authorization into %s', async (name, mime) => {
@@ -138,12 +165,14 @@ describe('verifyFile (offline, no service)', { timeout: 60_000 }, () => {
         platform_name: 'Acme TTS',
         intended_use: 'audiobook',
         decided_at: entry.decided_at,
+        // The test receipt's entry names no licence terms.
+        license_terms_sha256: null,
         receipt_verified: true,
         approved: true,
         receipt,
         checkpoint: { size: 1, relation: 'same' },
       });
-      expect(result.not_checked).toEqual(['redemption', 'consent_and_license_today', 'voice']);
+      expect(result.not_checked).toEqual(['signer_platform', 'voice', 'consent_and_license_today', 'redemption', 'protected_voices']);
       // Trusting the platform's signing certificate itself instead of its CA.
       expect((await verifyFile(signed, mime, { verifierKey, trustAnchors: leaf.pem })).credentials.state).toBe('trusted');
 
@@ -173,13 +202,38 @@ describe('verifyFile (offline, no service)', { timeout: 60_000 }, () => {
     }
   });
 
+  it('judges credentials without our assertion `no_authorization` and a malformed one `authorization_malformed`, checking nothing of a decision', async () => {
+    const { receipt, entry, verifierKey } = await testApprovalReceipt();
+    const options = { verifierKey, trustAnchors: ca.pem };
+    const withSecret = { ...authorizationAssertionOf({ check_id: entry.check_id, receipt }), license_token: 'vip_lic_secret' };
+    const malformed = await verifyFile(await signedWithAssertion(withSecret), 'audio/wav', options);
+    expect(malformed.verdict).toBe('authorization_malformed');
+    expect(malformed.authorization).toMatchObject({ present: true, receipt_verified: null, approved: null });
+    const bare = await signAsset(
+      fixture('a.pcm16.wav'),
+      'audio/wav',
+      {
+        claimGenerator: { name: 'test', version: '1' },
+        assertions: [
+          { label: 'c2pa.actions.v2', data: { actions: [{ action: 'c2pa.created', digitalSourceType: TRAINED_ALGORITHMIC_MEDIA }] } },
+        ],
+      },
+      {
+        certificateChain: [leaf.der, ca.der],
+        algorithm: 'es256',
+        sign: (data) => signBytes('sha256', data, { key: leaf.privateKey, dsaEncoding: 'ieee-p1363' }),
+      },
+    );
+    expect((await verifyFile(bare, 'audio/wav', options)).verdict).toBe('no_authorization');
+  });
+
   it('refuses a receipt checked against another log’s key, and one whose leaf is another check’s (`receipt_invalid`)', async () => {
     const { receipt, entry, verifierKey } = await testApprovalReceipt();
     const other = await testApprovalReceipt();
     const signed = await embedAuthorization(fixture('a.pcm16.wav'), 'audio/wav', { check_id: entry.check_id, receipt }, signer);
     const foreignKey = await verifyFile(signed, 'audio/wav', { verifierKey: other.verifierKey, trustAnchors: ca.pem });
     expect(foreignKey.verdict).toBe('receipt_invalid');
-    expect(foreignKey.authorization).toMatchObject({ receipt_verified: false, approved: false });
+    expect(foreignKey.authorization).toMatchObject({ receipt_verified: false, approved: null });
     expect(foreignKey.authorization.problems.join()).toMatch(/does not verify against this log: the note has no valid signature/);
 
     // The assertion names one check, the receipt (a valid one, same log) proves another.
@@ -196,6 +250,28 @@ describe('verifyFile (offline, no service)', { timeout: 60_000 }, () => {
     const differing = await verifyFile(await signedWithAssertion(otherVoice), 'audio/wav', { verifierKey, trustAnchors: ca.pem });
     expect(differing.verdict).toBe('receipt_invalid');
     expect(differing.authorization.problems.join()).toMatch(/differs from the assertion in voice_id/);
+  });
+
+  it('carries the licence terms’ hash read off the logged entry, and refuses an assertion naming other terms (`receipt_invalid`)', async () => {
+    const terms = 'a'.repeat(64);
+    const { receipt, entry, verifierKey } = await testApprovalReceipt({ license_terms_sha256: terms });
+    const assertion = authorizationAssertionOf({ check_id: entry.check_id, receipt });
+    expect(assertion.license_terms_sha256).toBe(terms);
+    const signed = await embedAuthorization(fixture('a.pcm16.wav'), 'audio/wav', { check_id: entry.check_id, receipt }, signer);
+    const verified = await verifyFile(signed, 'audio/wav', { verifierKey, trustAnchors: ca.pem });
+    expect(verified.authorization).toMatchObject({ license_terms_sha256: terms, receipt_verified: true, approved: true });
+    expect((await readCredentials(signed, 'audio/wav', { trustAnchors: ca.pem }))?.authorization).toMatchObject({
+      assertion: { license_terms_sha256: terms },
+    });
+
+    for (const claimed of [
+      { ...assertion, license_terms_sha256: 'b'.repeat(64) },
+      { ...assertion, license_terms_sha256: undefined },
+    ]) {
+      const forged = await verifyFile(await signedWithAssertion(claimed), 'audio/wav', { verifierKey, trustAnchors: ca.pem });
+      expect(forged.verdict).toBe('receipt_invalid');
+      expect(forged.authorization.problems.join()).toMatch(/differs from the assertion in license_terms_sha256/);
+    }
   });
 
   it('judges a receipt of a decision that blocked `not_approved`', async () => {

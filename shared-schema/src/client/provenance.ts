@@ -2,19 +2,49 @@ import { type KeyObject, sign as signWithKey, X509Certificate } from 'node:crypt
 import type { AuditEntry } from '../audit.js';
 import { signAsset } from '../provenance/c2pa.js';
 import { readCredentials } from '../provenance/credentials.js';
-import { authorizationReport, checkAssertionReceipt, credentialsReport, isApproval, settleCredentials } from '../provenance/judgement.js';
+import {
+  authorizationReport,
+  checkAssertionReceipt,
+  checked,
+  credentialsReport,
+  isApproval,
+  noneChecked,
+  settleCredentials,
+} from '../provenance/judgement.js';
+import {
+  checkedWatermarkGrant,
+  readWavWatermark,
+  SOFT_BINDING_LABEL,
+  type SoftBindingBlock,
+  softBindingAssertion,
+  WATERMARKED_ACTION,
+  watermarkWav,
+} from '../provenance/watermarking.js';
 import {
   AUTHORIZATION_ASSERTION_LABEL,
   type AuthorizationAssertion,
   authorizationAssertionBytes,
   type OfflineProvenanceVerdict,
   PROVENANCE_MIME_TYPES,
+  type ProvenanceCheck,
   type ProvenanceMimeType,
   type ProvenanceVerification,
   TRAINED_ALGORITHMIC_MEDIA,
 } from '../provenance.js';
 import type { AuditReceipt } from '../routes/origin/audit.js';
 import { type Checkpoint, openNote, parseCheckpointText, parseNoteVerifierKey, parseTlogProof, TlogFormatError } from '../tlog.js';
+import type { WatermarkDetection, WatermarkGrant } from '../watermark/index.js';
+
+export {
+  type PcmChannels,
+  readWatermarkPcm,
+  readWavWatermark,
+  SOFT_BINDING_LABEL,
+  WATERMARKED_ACTION,
+  watermarkPcm,
+  watermarkWav,
+} from '../provenance/watermarking.js';
+export { WATERMARK_ALGORITHM, WATERMARK_FRAME_SECONDS, type WatermarkDetection, type WatermarkGrant } from '../watermark/index.js';
 
 /**
  * `@vip/shared-schema/client/provenance` (Node only: it runs c2pa-rs in WASM and signs with
@@ -37,12 +67,24 @@ export interface EmbedAuthorizationInput {
   receipt: AuditReceipt;
   /** Variant B: the approval token the gate issued. */
   approval_token?: string;
+  /**
+   * The redeem answer's `watermark`: with it, a WAV is marked with the grant's id before it is
+   * signed, and the manifest gains a `c2pa.soft-binding` assertion and a `c2pa.watermarked` action.
+   * MP3 and M4A are not decoded here: their platform marks the PCM with `watermarkPcm` before it
+   * encodes, and says so with `options.markedPcmSeconds`, so that their manifest declares the mark.
+   */
+  watermark?: WatermarkGrant;
 }
 
 export interface EmbedOptions {
   /** The TTS engine, named in the `c2pa.created` action. */
   softwareAgent?: string;
   title?: string;
+  /**
+   * MP3 and M4A with `input.watermark` only: the audio was marked as PCM (`watermarkPcm` with that
+   * grant) before it was encoded, over this many seconds; the soft binding's time span.
+   */
+  markedPcmSeconds?: number;
 }
 
 const CLAIM_GENERATOR = { name: 'vip-client', version: '0.1.0' };
@@ -51,8 +93,9 @@ const toDer = (certificate: string | Uint8Array): Uint8Array =>
   typeof certificate === 'string' ? new Uint8Array(new X509Certificate(certificate).raw) : certificate;
 
 /**
- * The authorization assertion for an approval, built from its receipt: the voice, platform, use and
- * decision time are read off the logged entry, so the file says exactly what the log says.
+ * The authorization assertion for an approval, built from its receipt: the voice, platform, use,
+ * decision time and licence terms' hash are read off the logged entry, so the file says exactly
+ * what the log says.
  */
 export function authorizationAssertionOf(input: EmbedAuthorizationInput): AuthorizationAssertion {
   const { check_id, receipt } = input;
@@ -75,6 +118,7 @@ export function authorizationAssertionOf(input: EmbedAuthorizationInput): Author
     platform_name: entry.platform_name as string,
     intended_use: entry.intended_use as AuthorizationAssertion['intended_use'],
     decided_at: entry.decided_at as string,
+    ...(entry.license_terms_sha256 === undefined ? {} : { license_terms_sha256: entry.license_terms_sha256 }),
     log_origin: origin,
     receipt: { check_id: receipt.check_id, index: receipt.index, leaf: receipt.leaf, proof: receipt.proof },
     ...(input.approval_token ? { approval_token: input.approval_token } : {}),
@@ -96,13 +140,26 @@ export async function embedAuthorization(
   if (!PROVENANCE_MIME_TYPES.includes(mime))
     throw new TypeError(`Content Credentials are written into ${PROVENANCE_MIME_TYPES.join(', ')}`);
   const assertion = authorizationAssertionOf(input);
+  const grant = input.watermark === undefined ? undefined : checkedWatermarkGrant(input.watermark);
+  const declaresEncodedMark = options.markedPcmSeconds !== undefined;
+  if (declaresEncodedMark && (!grant || mime === 'audio/wav' || !(options.markedPcmSeconds! > 0))) {
+    throw new TypeError('markedPcmSeconds declares the mark of MP3 or M4A whose PCM was marked with input.watermark: a duration above 0');
+  }
+  if (grant && mime !== 'audio/wav' && !declaresEncodedMark) {
+    throw new TypeError('only audio/wav is marked here: mark the PCM with watermarkPcm before encoding, then pass markedPcmSeconds');
+  }
   const keyType = signer.privateKey.asymmetricKeyType;
   const isEd25519 = keyType === 'ed25519';
   if (!isEd25519 && !(keyType === 'ec' && signer.privateKey.asymmetricKeyDetails?.namedCurve === 'prime256v1')) {
     throw new TypeError('the signing key is ECDSA P-256 or Ed25519');
   }
+  // WAV is marked here; an encoded file was marked as PCM by its platform, and only declared here.
+  let signedAudio = audio;
+  let softBinding: ReturnType<typeof softBindingAssertion> | undefined;
+  if (grant && declaresEncodedMark) softBinding = softBindingAssertion(grant, options.markedPcmSeconds! * 1000);
+  else if (grant) ({ wav: signedAudio, softBinding } = watermarkWav(audio, grant));
   return signAsset(
-    audio,
+    signedAudio,
     mime,
     {
       claimGenerator: CLAIM_GENERATOR,
@@ -118,6 +175,9 @@ export async function embedAuthorization(
                 description: 'Synthesized by a text-to-speech engine after the voice owner’s authorization',
                 ...(options.softwareAgent ? { softwareAgent: { name: options.softwareAgent } } : {}),
               },
+              ...(softBinding
+                ? [{ action: WATERMARKED_ACTION, description: 'An inaudible watermark carrying the authorization’s reference' }]
+                : []),
             ],
           },
         },
@@ -126,6 +186,7 @@ export async function embedAuthorization(
           data: JSON.parse(new TextDecoder().decode(authorizationAssertionBytes(assertion))),
           kind: 'Json',
         },
+        ...(softBinding ? [{ label: SOFT_BINDING_LABEL, data: softBinding }] : []),
       ],
     },
     {
@@ -171,11 +232,31 @@ export interface OfflineVerification {
     /** The receipt's checkpoint against the saved one; null without a saved checkpoint or a verified receipt. */
     checkpoint: { size: number; relation: CheckpointRelation } | null;
   };
-  /** What only the service tells: the token's redemption, consent and licence today, the voice in the file. */
-  not_checked: readonly ['redemption', 'consent_and_license_today', 'voice'];
+  /**
+   * What the audio watermark says, beside the credentials: it never changes the verdict, since a
+   * mark is a reference that only the service resolves to an authorization (and anyone can write
+   * one: the algorithm's key is public).
+   */
+  watermark: OfflineWatermarkReport;
+  /**
+   * The checks this verification did not run (their members are null). Never checked offline, since
+   * only the service tells them: the signer's platform, the voice in the file, consent and licence
+   * today, the token's redemption, the protected voices it sounds like.
+   */
+  not_checked: ProvenanceCheck[];
 }
 
-const NOT_CHECKED_OFFLINE = ['redemption', 'consent_and_license_today', 'voice'] as const;
+export interface OfflineWatermarkReport {
+  /** Whether the audio was searched for a mark: offline in PCM and float WAV only (decode other formats and call readWatermarkPcm). */
+  read: boolean;
+  found: boolean;
+  /** The id the mark carries; `POST /api/v1/provenance/verify` or `GET /api/v1/provenance/matches/byBinding` resolve it. */
+  id: string | null;
+  /** The id the manifest's `c2pa.soft-binding` assertion of our algorithm names; null without one (or without credentials). */
+  soft_binding_id: string | null;
+  /** Whether the mark read and the soft binding name the same id; null when either is missing. */
+  agrees_with_soft_binding: boolean | null;
+}
 
 /**
  * Judges a file without calling the service: its C2PA credentials (c2pa-rs, your trust anchors),
@@ -194,14 +275,17 @@ export async function verifyFile(audio: Uint8Array, mime: ProvenanceMimeType, op
     verdict: 'no_credentials',
     credentials: credentialsReport(credentials),
     authorization: { ...authorization, checkpoint: null },
-    not_checked: NOT_CHECKED_OFFLINE,
+    watermark: watermarkReport(audio, mime, credentials?.watermark_soft_bindings ?? []),
+    not_checked: noneChecked(),
   };
   const verdict = (value: OfflineProvenanceVerdict) => ({ ...result, verdict: value });
 
   const settled = settleCredentials(credentials);
   if (settled.verdict) return verdict(settled.verdict);
   const { verified, problems } = await checkAssertionReceipt(settled.assertion, options.verifierKey, { origin: options.origin });
+  checked(result, 'receipt');
   result.authorization.problems = problems;
+  result.authorization.receipt_verified = false;
   if (!verified) return verdict('receipt_invalid');
   if (saved) {
     const relation = relationOf(verified.checkpoint, saved);
@@ -212,10 +296,32 @@ export async function verifyFile(audio: Uint8Array, mime: ProvenanceMimeType, op
     }
   }
   result.authorization.receipt_verified = true;
+  checked(result, 'approval');
   result.authorization.approved = isApproval(verified.entry);
   if (!result.authorization.approved) return verdict('not_approved');
   if (settled.state !== 'trusted') return verdict('signer_not_registered');
   return verdict('authorized');
+}
+
+function watermarkReport(audio: Uint8Array, mime: ProvenanceMimeType, softBindings: readonly SoftBindingBlock[]): OfflineWatermarkReport {
+  const softBindingId = softBindings[0]?.value ?? null;
+  let detection: WatermarkDetection | null = null;
+  if (mime === 'audio/wav') {
+    try {
+      detection = readWavWatermark(audio);
+    } catch (error) {
+      // A WAV of another encoding (A-law, ADPCM): its credentials are judged all the same, its mark is not read here.
+      if (!(error instanceof TypeError)) throw error;
+    }
+  }
+  const id = detection?.found ? (detection.id ?? null) : null;
+  return {
+    read: detection !== null,
+    found: detection?.found ?? false,
+    id,
+    soft_binding_id: softBindingId,
+    agrees_with_soft_binding: id === null || softBindingId === null ? null : softBindings.some((block) => block.value === id),
+  };
 }
 
 async function savedCheckpoint(options: OfflineVerifyOptions): Promise<Checkpoint> {

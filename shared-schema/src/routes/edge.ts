@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { defineRoute } from '../contract.js';
-import { auditPullRequestSchema, auditPullResponseSchema, INTERNAL_AUDIT_PULL_PATH } from '../edge-audit.js';
+import {
+  auditLookupRequestSchema,
+  auditLookupResponseSchema,
+  auditPullRequestSchema,
+  auditPullResponseSchema,
+  INTERNAL_AUDIT_LOOKUP_PATH,
+  INTERNAL_AUDIT_PULL_PATH,
+} from '../edge-audit.js';
 import { INTERNAL_SYNC_PATH, syncAckSchema, syncBatchSchema } from '../edge-index.js';
 import {
   demoResponseSchema,
@@ -109,6 +116,21 @@ export const edgeRoutes = {
     auth: ['internalSignature'],
     body: auditPullRequestSchema,
     success: { status: 200, description: 'Records pending at the edge, oldest first.', schema: auditPullResponseSchema },
+    problems: ['invalid_signature', 'payload_too_large', 'unsupported_media_type', 'malformed_json', 'validation_failed'],
+  }),
+  auditLookup: defineRoute({
+    method: 'post',
+    path: INTERNAL_AUDIT_LOOKUP_PATH,
+    operationId: 'internalAuditLookup',
+    summary: 'Origin -> edge: whether a check the origin has not collected yet is pending here, and whose it is.',
+    tag: 'internal',
+    auth: ['internalSignature'],
+    body: auditLookupRequestSchema,
+    success: {
+      status: 200,
+      description: 'The pending record of the check, as far as visibility needs, or null.',
+      schema: auditLookupResponseSchema,
+    },
     problems: ['invalid_signature', 'payload_too_large', 'unsupported_media_type', 'malformed_json', 'validation_failed'],
   }),
   openApi: defineRoute({

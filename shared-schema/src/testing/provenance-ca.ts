@@ -52,6 +52,8 @@ function oid(dotted: string): Uint8Array {
 
 const ECDSA_WITH_SHA256 = sequence(oid('1.2.840.10045.4.3.2'));
 const ED25519 = sequence(oid('1.3.101.112'));
+/** sha256WithRSAEncryption, whose parameters are NULL (RFC 4055). */
+const RSA_WITH_SHA256 = sequence(oid('1.2.840.113549.1.1.11'), der(0x05));
 const name = (commonName: string, organization: string) =>
   sequence(set(sequence(oid('2.5.4.10'), utf8(organization))), set(sequence(oid('2.5.4.3'), utf8(commonName))));
 const extension = (id: string, critical: boolean, value: Uint8Array) =>
@@ -66,11 +68,25 @@ export interface TestCertificate {
   keyId: Uint8Array;
 }
 
-/** RFC 5280 4.2.1.2, method 1: SHA-1 of the subjectPublicKey bits (the SPKI's last element). */
-const subjectKeyId = (spki: Uint8Array, keyLength: number) =>
-  createHash('sha1')
-    .update(spki.subarray(spki.length - keyLength))
+/** Where the content of the DER element at `offset` starts and ends. */
+function contentOf(bytes: Uint8Array, offset: number): { start: number; end: number } {
+  const first = bytes[offset + 1]!;
+  if (!(first & 0x80)) return { start: offset + 2, end: offset + 2 + first };
+  const start = offset + 2 + (first & 0x7f);
+  let length = 0;
+  for (let index = offset + 2; index < start; index++) length = length * 256 + bytes[index]!;
+  return { start, end: start + length };
+}
+
+/** RFC 5280 4.2.1.2, method 1: SHA-1 of the subjectPublicKey bits (the SPKI's BIT STRING, after its unused-bits byte). */
+function subjectKeyId(spki: Uint8Array): Uint8Array {
+  const outer = contentOf(spki, 0);
+  const algorithm = contentOf(spki, outer.start);
+  const key = contentOf(spki, algorithm.end);
+  return createHash('sha1')
+    .update(spki.subarray(key.start + 1, key.end))
     .digest();
+}
 
 export interface TestCertificateOptions {
   commonName: string;
@@ -79,6 +95,10 @@ export interface TestCertificateOptions {
   issuer?: TestCertificate & { commonName: string; organization: string };
   /** Ed25519 instead of ECDSA P-256. */
   ed25519?: boolean;
+  /** An RSA key of this many bits instead of ECDSA P-256 (a weak one, for tests of refusals). */
+  rsaModulusBits?: number;
+  /** An ECDSA key on this curve (OpenSSL's name, e.g. `secp384r1`, `prime192v1`) instead of P-256. */
+  namedCurve?: string;
   notBefore?: Date;
   notAfter?: Date;
   /** A leaf's extended key usages; emailProtection, which c2pa-rs accepts, when absent. */
@@ -95,14 +115,19 @@ export const toPem = (certificate: Uint8Array) =>
 
 function issue(options: TestCertificateOptions & { ca: boolean }): TestCertificate & { commonName: string; organization: string } {
   const organization = options.organization ?? 'VIP test';
-  const keys = options.ed25519 ? generateKeyPairSync('ed25519') : generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const keys = options.ed25519
+    ? generateKeyPairSync('ed25519')
+    : options.rsaModulusBits
+      ? generateKeyPairSync('rsa', { modulusLength: options.rsaModulusBits })
+      : generateKeyPairSync('ec', { namedCurve: options.namedCurve ?? 'P-256' });
   const signerKey = options.issuer?.privateKey ?? keys.privateKey;
-  const signatureAlgorithm = signerKey.asymmetricKeyType === 'ed25519' ? ED25519 : ECDSA_WITH_SHA256;
+  const signatureAlgorithm =
+    signerKey.asymmetricKeyType === 'ed25519' ? ED25519 : signerKey.asymmetricKeyType === 'rsa' ? RSA_WITH_SHA256 : ECDSA_WITH_SHA256;
   const issuerName = options.issuer ? name(options.issuer.commonName, options.issuer.organization) : name(options.commonName, organization);
   const notBefore = options.notBefore ?? new Date(Date.now() - 3_600_000);
   const notAfter = options.notAfter ?? new Date(Date.now() + 365 * 86_400_000);
   const spki = keys.publicKey.export({ type: 'spki', format: 'der' });
-  const keyId = subjectKeyId(spki, options.ed25519 ? 32 : 65);
+  const keyId = subjectKeyId(spki);
   // C2PA's certificate profile wants both key identifiers on every certificate that is not a root.
   const keyIdentifiers = [
     extension('2.5.29.14', false, octets(keyId)),
@@ -137,6 +162,11 @@ function issue(options: TestCertificateOptions & { ca: boolean }): TestCertifica
   };
 }
 
-export const testCertificateAuthority = (commonName: string, organization?: string) => issue({ commonName, organization, ca: true });
+/** `options`: the CA's key and validity, when not the defaults (P-256, from an hour ago for a year). */
+export const testCertificateAuthority = (
+  commonName: string,
+  organization?: string,
+  options: Pick<TestCertificateOptions, 'ed25519' | 'rsaModulusBits' | 'namedCurve' | 'notBefore' | 'notAfter'> = {},
+) => issue({ ...options, commonName, organization, ca: true });
 export const testLeafCertificate = (options: TestCertificateOptions & { issuer: NonNullable<TestCertificateOptions['issuer']> }) =>
   issue({ ...options, ca: false });

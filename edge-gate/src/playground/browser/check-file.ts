@@ -49,6 +49,15 @@ const VERDICT_WORDS: Record<ProvenanceVerdict, [Tone, string]> = {
     'Signer not the platform: the file was signed under another platform’s certificate than the one the check names.',
   ],
   voice_mismatch: ['error', 'Voice mismatch: the voice in the file is not the voice the check names.'],
+  watermark_authorized: [
+    'success',
+    'Authorized by its watermark: the file carries no Content Credentials, but its inaudible mark names a check that approved this voice for a platform that redeemed it, with its owner’s consent that still stands. The mark alone cannot show that this very audio is the synthesis it was issued for.',
+  ],
+  watermark_not_issued: ['error', 'Unknown watermark: the file carries a mark this service never issued.'],
+  credentials_watermark_mismatch: [
+    'error',
+    'Credentials and watermark disagree: the file’s Content Credentials name one check and its watermark another.',
+  ],
 };
 
 const STATE_WORDS: Record<string, string> = {
@@ -58,6 +67,8 @@ const STATE_WORDS: Record<string, string> = {
 };
 
 const yesNo = (value: boolean) => (value ? 'yes' : 'no');
+/** A finding of the verification: null is a check it did not run, never a "no" (docs/DECISIONS.md). */
+const finding = (value: boolean | null) => (value === null ? 'not checked' : yesNo(value));
 
 /** A labelled list of facts; rows whose value is null are left out. */
 function facts(label: string, rows: [string, Node | string | null][]): HTMLElement {
@@ -68,7 +79,7 @@ function facts(label: string, rows: [string, Node | string | null][]): HTMLEleme
   );
 }
 
-function signerPart(credentials: ProvenanceVerification['credentials']): HTMLElement {
+function signerPart({ credentials, not_checked }: ProvenanceVerification): HTMLElement {
   const { signer } = credentials;
   return h(
     'section',
@@ -81,7 +92,10 @@ function signerPart(credentials: ProvenanceVerification['credentials']): HTMLEle
           ['Serial number', signer.serial_number],
           [
             'Platform it chains to',
-            signer.registered_platform ?? 'not shown: the signer was not found to chain to a certificate of the platform the check names',
+            signer.registered_platform ??
+              (not_checked.includes('signer_platform')
+                ? 'not checked'
+                : 'none: the signer does not chain to a certificate of the platform the check names'),
           ],
           ['Credentials', STATE_WORDS[credentials.state ?? ''] ?? credentials.state],
           ['Failures', credentials.failure_codes.length ? credentials.failure_codes.join(', ') : null],
@@ -97,10 +111,12 @@ async function checkPart(authorization: ProvenanceVerification['authorization'],
     { 'aria-labelledby': 'named-check-title', id: 'check-named' },
     h('h3', { id: 'named-check-title' }, 'The check it names'),
   );
-  if (!authorization.present || !authorization.check_id) {
+  // Without credentials, a watermark the service issued names the check (the file carries no assertion).
+  if (!authorization.check_id) {
     part.append(h('p', {}, 'The file names no check of the gate.'));
     return part;
   }
+  if (!authorization.present) part.append(h('p', {}, 'Named by the file’s watermark: the file carries no authorization of its own.'));
   part.append(
     facts('The check it names', [
       ['Check', h('code', {}, authorization.check_id)],
@@ -108,10 +124,11 @@ async function checkPart(authorization: ProvenanceVerification['authorization'],
       ['Platform', authorization.platform_name],
       ['Use', authorization.intended_use],
       ['Decided at', authorization.decided_at],
-      ['The service found the decision approved', yesNo(authorization.approved)],
-      ['Its token redeemed', yesNo(authorization.redeemed)],
-      ['The owner’s consent stands today', yesNo(authorization.consent_standing)],
-      ['The platform’s licence stands today', yesNo(authorization.license_standing)],
+      ['Under the licence terms (SHA-256)', authorization.license_terms_sha256 ? h('code', {}, authorization.license_terms_sha256) : null],
+      ['The service found the decision approved', finding(authorization.approved)],
+      ['Its token redeemed', finding(authorization.redeemed)],
+      ['The owner’s consent stands today', finding(authorization.consent_standing)],
+      ['The platform’s licence stands today', finding(authorization.license_standing)],
       ['Problems', authorization.problems.length ? authorization.problems.join('; ') : null],
     ]),
   );
@@ -143,8 +160,25 @@ async function checkPart(authorization: ProvenanceVerification['authorization'],
   return part;
 }
 
-function voicePart(voice: ProvenanceVerification['voice']): HTMLElement {
+function watermarkPart(watermark: ProvenanceVerification['watermark']): HTMLElement {
+  return h(
+    'section',
+    { 'aria-labelledby': 'watermark-title', id: 'check-watermark' },
+    h('h3', { id: 'watermark-title' }, 'The watermark'),
+    watermark.found
+      ? facts('The watermark', [
+          ['Mark read', h('code', {}, watermark.id ?? '')],
+          ['Issued by this service', yesNo(watermark.issued === true)],
+          ['For the check', watermark.check_id ? h('code', {}, watermark.check_id) : null],
+          ['Windows read', String(watermark.windows_read)],
+        ])
+      : h('p', {}, `No inaudible mark was found (${watermark.windows_read} windows read).`),
+  );
+}
+
+function voicePart({ voice, not_checked }: ProvenanceVerification): HTMLElement {
   const matches = voice.protected_matches;
+  const screened = !not_checked.includes('protected_voices');
   return h(
     'section',
     { 'aria-labelledby': 'voice-title', id: 'check-voice' },
@@ -160,11 +194,13 @@ function voicePart(voice: ProvenanceVerification['voice']): HTMLElement {
       : h(
           'p',
           {},
-          matches.length
-            ? `It sounds like ${matches.length === 1 ? 'a protected voice' : `${matches.length} protected voices`}: ${matches
-                .map((match) => `${match.voice_id} (confidence ${match.confidence.toFixed(2)})`)
-                .join(', ')}.`
-            : 'It was compared with no voice: the file names none it could be held against, and it sounds like no protected voice.',
+          !screened
+            ? 'Not checked: the verification compared the voice in the file with no voice, and did not screen it against the protected voices.'
+            : matches.length
+              ? `It sounds like ${matches.length === 1 ? 'a protected voice' : `${matches.length} protected voices`}: ${matches
+                  .map((match) => `${match.voice_id} (confidence ${match.confidence.toFixed(2)})`)
+                  .join(', ')}.`
+              : 'It was compared with no voice: the file names none it could be held against, and it sounds like no protected voice.',
         ),
   );
 }
@@ -174,9 +210,10 @@ async function renderVerification(where: HTMLElement, fileName: string, result: 
   replace(
     where,
     h('p', { class: `notice verdict ${tone}`, 'data-verdict': result.verdict }, h('strong', {}, `${fileName}: `), words),
-    signerPart(result.credentials),
+    signerPart(result),
     await checkPart(result.authorization, vkeyUrl),
-    voicePart(result.voice),
+    watermarkPart(result.watermark),
+    voicePart(result),
     h('p', { class: 'hint' }, `This check is itself an entry of the audit log: `, h('code', {}, result.check_id), '.'),
   );
 }
@@ -192,7 +229,7 @@ async function check(file: File, zone: HTMLElement, result: HTMLElement): Promis
     const response = await fetch(verifyUrl, { method: 'POST', body: form });
     const body = (await response.json()) as unknown;
     if (response.ok) await renderVerification(result, file.name, body as ProvenanceVerification, vkeyUrl);
-    else renderProblem(result, response.status, body);
+    else renderProblem(result, response.status, body, response.headers);
   } catch (error) {
     replace(result, h('div', { class: 'notice error' }, `The file could not be checked: ${(error as Error).message}`));
   } finally {

@@ -67,7 +67,9 @@ function renderOutcomes(body: unknown): void {
     h(
       'p',
       { class: 'hint' },
-      'possible_responses: the shapes the specification gives the demo. Only the demo answers them; the gate does not, so do not code against them.',
+      'possible_responses: the three outcomes in the words and shapes the specification gives this demo endpoint, ' +
+        'shown so that you can hold the service against that specification. The gate never answers them: ' +
+        'POST /api/v1/protect/pre-synthesis-check answers the bodies above, so code against those, not these.',
     ),
     ...outcomeCards('spec', SPEC_TITLES, demo.possible_responses),
   );
@@ -75,9 +77,9 @@ function renderOutcomes(body: unknown): void {
 
 async function loadOutcomes(): Promise<void> {
   try {
-    const { status, body } = await callDemo();
+    const { status, headers, body } = await callDemo();
     if (status === 200) renderOutcomes(body);
-    else renderProblem(byId('outcomes'), status, body);
+    else renderProblem(byId('outcomes'), status, body, headers);
   } catch (error) {
     replace(byId('outcomes'), h('div', { class: 'notice error' }, `The demo could not be reached: ${(error as Error).message}`));
   }
@@ -88,7 +90,7 @@ async function liveCall(button: HTMLButtonElement): Promise<void> {
   button.disabled = true;
   try {
     const { status, headers, body, ms } = await callDemo();
-    const shown = ['content-type', 'ratelimit', 'ratelimit-policy', 'x-request-id']
+    const shown = ['content-type', 'ratelimit', 'ratelimit-policy', 'retry-after', 'x-request-id']
       .map((name) => [name, headers.get(name)] as const)
       .filter(([, value]) => value !== null)
       .map(([name, value]) => `${name}: ${value}`)

@@ -30,7 +30,12 @@ function consentSection(onChange: () => void): HTMLElement {
     'form',
     { 'aria-labelledby': 'consent-title', novalidate: true },
     h('p', {}, h('strong', {}, `Consent statement, version ${BIOMETRIC_CONSENT_STATEMENT.version}`)),
-    h('div', { class: 'statement', id: 'consent-statement' }, ...BIOMETRIC_CONSENT_STATEMENT.paragraphs.map((text) => h('p', {}, text))),
+    // The statement scrolls inside its box on a small screen: focusable, so a keyboard scrolls it too.
+    h(
+      'div',
+      { class: 'statement', id: 'consent-statement', tabindex: 0, role: 'region', 'aria-label': 'Consent statement' },
+      ...BIOMETRIC_CONSENT_STATEMENT.paragraphs.map((text) => h('p', {}, text)),
+    ),
     h(
       'div',
       { class: 'row' },

@@ -7,7 +7,7 @@ const PLAIN_WORDS: Partial<Record<string, string>> = {
   identity_conflict:
     'This voice is already enrolled by another owner. If it is your voice, someone may have enrolled it without your consent: contact the operator of this service, quoting the request id below. Nothing of your recording was kept.',
   consent_required: 'The biometric consent is missing or already used by another voice. Give your consent again and retry.',
-  // The four checks of a spoken consent, each named (docs/DECISIONS.md#spoken-consent).
+  // The five checks of a spoken consent, each named (docs/DECISIONS.md#spoken-consent).
   consent_challenge_invalid:
     'Challenge check failed: the phrase you read belongs to a challenge that is used, expired or not yours. A new phrase is shown with the spoken consent: record it again.',
   consent_speaker_mismatch:
@@ -16,6 +16,8 @@ const PLAIN_WORDS: Partial<Record<string, string>> = {
     'Statement check failed: the service did not hear the consent statement as it is written. Read it word for word, then the phrase, in one recording.',
   consent_phrase_not_spoken:
     'Phrase check failed: the service did not hear the phrase after the statement. Read its words one by one, after the statement, in the same recording.',
+  consent_recording_synthetic:
+    'Recording check failed: the spoken consent carries the marks of synthesized or signed media (a watermark or Content Credentials). Record it yourself, with your microphone.',
   no_speech: 'No speech was found in the recordings. Record again close to the microphone, reading the prompts aloud.',
   too_short: 'There is not enough speech yet: together the recordings need at least 10 seconds of speech. Add another take.',
   empty_audio: 'A recording is empty. Remove it and record again.',

@@ -1,27 +1,18 @@
 import { h, replace } from '@vip/shared-schema/browser/dom';
 import { fetchVerifierKey, receiptProof } from '@vip/shared-schema/browser/receipt-proof';
-import { type AuditReceipt, ProblemError } from '@vip/shared-schema/client';
+import type { AuditReceipt } from '@vip/shared-schema/client';
 import { tlogVerifierKeyRoute } from '@vip/shared-schema/routes/origin/audit';
 import { errorNotice } from './messages.js';
 import { api } from './session.js';
 
 /**
  * A fresh entry's receipt waits for the log's next signed checkpoint (about a second, more on a busy
- * service); the page asks again after each `Retry-After`, this many times in all.
+ * service); the page asks again after each `Retry-After`, this long in all.
  */
-const PENDING_TRIES = 10;
+const PENDING_WAIT_MS = 10_000;
 
-async function fetchReceipt(checkId: string, waiting: () => void): Promise<AuditReceipt> {
-  for (let tries = 1; ; tries++) {
-    try {
-      return await api.audit.receipt(checkId);
-    } catch (error) {
-      if (!(error instanceof ProblemError && error.code === 'receipt_pending' && tries < PENDING_TRIES)) throw error;
-      waiting();
-      await new Promise((resolve) => setTimeout(resolve, (error.retryAfter ?? 1) * 1000));
-    }
-  }
-}
+const fetchReceipt = (checkId: string, waiting: () => void): Promise<AuditReceipt> =>
+  api.audit.receipt(checkId, { waitMs: PENDING_WAIT_MS, onPending: waiting });
 
 /**
  * A "Receipt" button for one audit entry. It fetches the entry's receipt, checks it in this page

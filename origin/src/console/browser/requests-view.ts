@@ -1,5 +1,6 @@
 import { h, replace } from '@vip/shared-schema/browser/dom';
 import { handleSubmit } from './fields.js';
+import { termsList } from './licence-terms.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { api } from './session.js';
 import { allVoices } from './voices-view.js';
@@ -51,6 +52,9 @@ function requestCard(voice: Voice, request: LicenceRequest, redraw: (notice: HTM
       h('li', {}, 'Asked: ', time(request.created_at)),
       h('li', {}, 'Voice: ', h('a', { href: `#/voices/${voice.voice_id}` }, voice.name)),
     ),
+    h('h3', {}, 'Terms asked for'),
+    h('p', { class: 'hint' }, 'Approving records these terms in the licence, as shown here.'),
+    termsList(request),
     request.message ? h('blockquote', {}, h('p', {}, request.message)) : null,
     h(
       'p',

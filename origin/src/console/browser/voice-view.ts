@@ -2,6 +2,7 @@ import { auditEntryWords, CONSENT_WORDS } from '@vip/shared-schema/audit-kinds';
 import { h, prettyJson, replace } from '@vip/shared-schema/browser/dom';
 import { INTENDED_USES } from '@vip/shared-schema/enums';
 import { checkboxGroup, handleSubmit } from './fields.js';
+import { termsFields, termsList, termsOf } from './licence-terms.js';
 import { errorNotice, preciseTime, successNotice, time } from './messages.js';
 import { receiptControl } from './receipt.js';
 import { qualityTable, recordingsPanel, seconds } from './recordings.js';
@@ -64,6 +65,7 @@ function licenceRow(voiceId: string, licence: Licence, redraw: () => void): HTML
     { 'data-license': licence.license_id },
     h('td', { 'data-label': 'Platform' }, licence.platform_name),
     h('td', { 'data-label': 'Uses' }, licence.scopes.join(', ')),
+    h('td', { 'data-label': 'Terms' }, termsList(licence)),
     h('td', { 'data-label': 'Expires' }, time(licence.expires_at)),
     h('td', { 'data-label': 'Status' }, licence.status),
     h(
@@ -126,6 +128,7 @@ function grantForm(voiceId: string, redraw: (notice: HTMLElement) => void): HTML
     checkboxGroup('Uses it covers', 'scopes', INTENDED_USES),
     h('label', { for: 'grant-expires' }, 'Expires at the end of'),
     h('input', { id: 'grant-expires', name: 'expires', type: 'date', value: inDays(365), min: inDays(1), required: true }),
+    ...termsFields('grant'),
     h('p', {}, h('button', { type: 'submit' }, 'Grant licence')),
     status,
   );
@@ -134,6 +137,7 @@ function grantForm(voiceId: string, redraw: (notice: HTMLElement) => void): HTML
       platform_name: String(data.get('platform_name')).trim(),
       scopes: data.getAll('scopes').map(String) as (typeof INTENDED_USES)[number][],
       expires_at: endOfDay(String(data.get('expires'))),
+      ...termsOf(data),
     });
     redraw(
       successNotice(
@@ -372,7 +376,7 @@ export async function renderVoice(root: HTMLElement, go: Go, voiceId: string, no
             h(
               'thead',
               {},
-              h('tr', {}, ...['Platform', 'Uses', 'Expires', 'Status', 'Actions'].map((name) => h('th', { scope: 'col' }, name))),
+              h('tr', {}, ...['Platform', 'Uses', 'Terms', 'Expires', 'Status', 'Actions'].map((name) => h('th', { scope: 'col' }, name))),
             ),
             h('tbody', {}, ...licenses.map((licence) => licenceRow(voiceId, licence, () => redraw()))),
           ),

@@ -20,5 +20,9 @@ export const domainEvents = pgTable(
     payload: jsonb('payload').notNull(),
     occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull().default(sql`now()`),
   },
-  (table) => [index('domain_events_occurred_idx').on(table.occurredAt, table.id)],
+  (table) => [
+    index('domain_events_occurred_idx').on(table.occurredAt, table.id),
+    // Whose an erased voice was, for the edge's decisions about it that reach the origin after the erasure.
+    index('domain_events_voice_deleted_idx').on(table.voiceId).where(sql`${table.eventType} = 'voice.deleted'`),
+  ],
 );

@@ -1,4 +1,4 @@
-import { type IntendedUse, LICENSE_REQUEST_STATUSES } from '@vip/shared-schema';
+import { type IntendedUse, LICENSE_DESCRIPTION_SOURCES, LICENSE_REPRESENTATIONS, LICENSE_REQUEST_STATUSES } from '@vip/shared-schema';
 import { sql } from 'drizzle-orm';
 import { index, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
@@ -15,6 +15,11 @@ export const licenseRequests = pgTable(
     platformName: text('platform_name').notNull(),
     scopes: text('scopes').array().notNull().$type<IntendedUse[]>(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    /** The terms (shared-schema/src/license-terms.ts): as stated, or for older rows written from the scopes by migration 0018. */
+    description: text('description').notNull(),
+    descriptionSource: text('description_source', { enum: LICENSE_DESCRIPTION_SOURCES }).notNull().default('stated'),
+    representedBy: text('represented_by', { enum: LICENSE_REPRESENTATIONS }).notNull().default('none'),
+    compensation: text('compensation'),
     message: text('message'),
     status: text('status', { enum: LICENSE_REQUEST_STATUSES }).notNull().default('pending'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),

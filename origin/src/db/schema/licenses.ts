@@ -1,4 +1,4 @@
-import { type IntendedUse, LICENSE_STATES } from '@vip/shared-schema';
+import { type IntendedUse, LICENSE_DESCRIPTION_SOURCES, LICENSE_REPRESENTATIONS, LICENSE_STATES } from '@vip/shared-schema';
 import { sql } from 'drizzle-orm';
 import { index, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { voices } from './voices.js';
@@ -19,6 +19,11 @@ export const licenses = pgTable(
     platformName: text('platform_name').notNull(),
     scopes: text('scopes').array().notNull().$type<IntendedUse[]>(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    /** The terms (shared-schema/src/license-terms.ts): as stated, or for older rows written from the scopes by migration 0018. */
+    description: text('description').notNull(),
+    descriptionSource: text('description_source', { enum: LICENSE_DESCRIPTION_SOURCES }).notNull().default('stated'),
+    representedBy: text('represented_by', { enum: LICENSE_REPRESENTATIONS }).notNull().default('none'),
+    compensation: text('compensation'),
     status: text('status', { enum: LICENSE_STATES }).notNull().default('active'),
     tokenHash: text('token_hash').notNull().unique(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`now()`),

@@ -61,6 +61,13 @@ export const webhookDeliveries = pgTable(
     attempts: integer('attempts').notNull().default(0),
     /** Also the claim lease while an attempt is under way. */
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull(),
+    /**
+     * The endpoint's deliveries with the same key go out one at a time, in event order: the voice id
+     * of an event that changes a voice's state (ORDERED_WEBHOOK_EVENTS). Null: delivered independently.
+     */
+    orderKey: text('order_key'),
+    /** Set while an attempt is under way (the claim's lease): counts toward the endpoint's deliveries in flight. */
+    leasedUntil: timestamp('leased_until', { withTimezone: true }),
     lastAttemptAt: timestamp('last_attempt_at', { withTimezone: true }),
     lastStatusCode: integer('last_status_code'),
     lastError: text('last_error'),
@@ -71,6 +78,14 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_endpoint_recent_idx').on(table.endpointId, table.id),
     index('webhook_deliveries_pending_idx').on(table.endpointId, table.occurredAt, table.eventId).where(sql`${table.status} = 'pending'`),
     index('webhook_deliveries_due_idx').on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
+    // The claim: does this endpoint have a delivery due, is this one its order key's oldest, how many are in flight.
+    index('webhook_deliveries_endpoint_due_idx').on(table.endpointId, table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
+    index('webhook_deliveries_order_idx')
+      .on(table.endpointId, table.orderKey, table.occurredAt, table.eventId)
+      .where(sql`${table.status} = 'pending' and ${table.orderKey} is not null`),
+    index('webhook_deliveries_in_flight_idx')
+      .on(table.endpointId, table.leasedUntil)
+      .where(sql`${table.status} = 'pending' and ${table.leasedUntil} is not null`),
   ],
 );
 

@@ -44,6 +44,15 @@ const problemCodesAfterOperations = () => ({
   },
 });
 
+/**
+ * A read-only reference offers no "Authorize" dialog (its button, each operation's lock) and no
+ * choice of server: both only serve calls made from the page, which it does not make. Each
+ * operation's description says which credentials it takes.
+ */
+const withoutCallControls = () => ({
+  components: { AuthorizeBtnContainer: () => null, authorizeOperationBtn: () => null, ServersContainer: () => null },
+});
+
 const root = document.getElementById('reference');
 if (root?.dataset.openapi) {
   SwaggerUIBundle({
@@ -56,7 +65,7 @@ if (root?.dataset.openapi) {
     defaultModelRendering: 'model',
     defaultModelExpandDepth: 6,
     defaultModelsExpandDepth: 0,
-    plugins: [problemCodesAfterOperations],
+    plugins: [problemCodesAfterOperations, withoutCallControls],
     supportedSubmitMethods: [],
     validatorUrl: null,
   });

@@ -1,4 +1,4 @@
-import { INTENDED_USES, PROBLEM_CONTENT_TYPE, pathOf } from '@vip/shared-schema';
+import { INTENDED_USES, LICENSE_DESCRIPTION_MAX, LICENSE_REPRESENTATIONS, PROBLEM_CONTENT_TYPE, pathOf } from '@vip/shared-schema';
 import { listVoicesRoute } from '@vip/shared-schema/routes/origin/voices';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loggedIn, startTestOrigin, type TestOrigin } from '../../testing/origin.js';
@@ -25,6 +25,11 @@ describe('GET /licensing', () => {
     for (const use of INTENDED_USES) expect(response.body).toContain(`<code>${use}</code>`);
     expect(response.body).toContain(`POST /api/v1/voices/${voiceId}/license-requests`);
     expect(response.body).toContain('license.granted');
+    // The terms a request states, with the limits shared-schema sets.
+    for (const field of ['"description"', '"represented_by"', '"compensation"', 'license_terms_sha256', 'at most ten years'])
+      expect(response.body).toContain(field);
+    for (const representation of LICENSE_REPRESENTATIONS) expect(response.body).toContain(`<code>${representation}</code>`);
+    expect(response.body).toContain(`up to ${LICENSE_DESCRIPTION_MAX} characters`);
   });
 
   it('shows nothing about the owner, the consent or existing licences', async () => {

@@ -15,6 +15,8 @@ export interface RegistryChange {
   consentStatus: ConsentStatus;
   actor: RegistryActor;
   decidedAt: Date;
+  /** A licence made or renewed: the SHA-256 of its canonical terms after the change. */
+  licenseTermsSha256?: string | undefined;
 }
 
 /** An origin-side registry change as an audit chain record (no gate fields: it is not a gate decision). */
@@ -28,5 +30,6 @@ export function registryAuditRecord(change: RegistryChange): AuditRecord {
     consent_status: change.consentStatus,
     caller_type: change.actor.type,
     caller_id: change.actor.type === 'user' ? change.actor.userId : null,
+    license_terms_sha256: change.licenseTermsSha256,
   });
 }

@@ -50,7 +50,12 @@ describe('publishVoiceIndex', () => {
         method: 'POST',
         url: pathOf(createLicenseRoute, { voice_id: voiceId }),
         headers: bearer(owner.accessToken),
-        payload: { platform_name: platformName, scopes: [use], expires_at: expiresAt },
+        payload: {
+          platform_name: platformName,
+          scopes: [use],
+          description: 'Narration of audiobook chapters for the tests',
+          expires_at: expiresAt,
+        },
       });
     const consent = (status: string) =>
       origin.app.inject({

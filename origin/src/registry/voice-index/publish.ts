@@ -3,6 +3,7 @@ import type { Executor } from '../../db/client.js';
 import type { LicenseRow, VoiceRow } from '../../db/schema.js';
 import { enqueueEdgeUpdate } from '../../edge-link/outbox-store.js';
 import { lockVoice } from '../../voices/index.js';
+import { termsSha256Of } from '../licenses/terms.js';
 import { listActiveLicenses } from './store.js';
 
 /**
@@ -12,7 +13,7 @@ import { listActiveLicenses } from './store.js';
  */
 export async function publishVoiceIndex(db: Executor, voiceId: string, now: Date): Promise<void> {
   const voice = await lockVoice(db, voiceId);
-  const record = voice ? toIndexRecord(voice, await listActiveLicenses(db, voiceId)) : null;
+  const record = voice ? await toIndexRecord(voice, await listActiveLicenses(db, voiceId)) : null;
   await enqueueEdgeUpdate(db, { kind: 'voice', voice_id: voiceId, record }, now);
 }
 
@@ -21,19 +22,22 @@ export async function publishVoiceIndex(db: Executor, voiceId: string, now: Date
  * re-enrolled voice can be held after both were given): it is published as a voice without consent
  * or licences, and its full record again once an administrator clears it.
  */
-function toIndexRecord(voice: VoiceRow, licenses: readonly LicenseRow[]): VoiceIndexRecord {
+async function toIndexRecord(voice: VoiceRow, licenses: readonly LicenseRow[]): Promise<VoiceIndexRecord> {
   const held = voice.status === 'pending_review';
   return {
     voice_id: voice.id,
     owner_id: voice.ownerId,
     consent_status: held ? 'unknown' : voice.consentStatus,
-    licenses: (held ? [] : licenses).map((licence) => ({
-      license_id: licence.id,
-      platform_name: licence.platformName,
-      scopes: licence.scopes,
-      expires_at: licence.expiresAt.toISOString(),
-      status: licence.status,
-      token_hash: licence.tokenHash,
-    })),
+    licenses: await Promise.all(
+      (held ? [] : licenses).map(async (licence) => ({
+        license_id: licence.id,
+        platform_name: licence.platformName,
+        scopes: licence.scopes,
+        expires_at: licence.expiresAt.toISOString(),
+        status: licence.status,
+        token_hash: licence.tokenHash,
+        terms_sha256: await termsSha256Of(licence),
+      })),
+    ),
   };
 }

@@ -148,12 +148,12 @@ export const auditReceiptRoute = defineRoute({
   path: '/api/v1/protect/audit-log/{check_id}/receipt',
   operationId: 'auditReceipt',
   summary:
-    'A receipt for one audit entry, verifiable offline against the log verifier key (same visibility as the entry); 503 receipt_pending with Retry-After until a signed checkpoint covers it',
+    'A receipt for one audit entry, verifiable offline against the log verifier key (same visibility as the entry); 503 receipt_pending with Retry-After until a signed checkpoint covers it, also while the gate holds a decision the origin has not collected; 503 unavailable when the gate cannot be asked',
   tag: 'audit',
   auth: ['bearer', 'apiKey'],
   params: auditReceiptParamsSchema,
   success: { status: 200, description: 'Receipt', schema: auditReceiptSchema },
-  problems: [...readerProblems, 'not_found', 'receipt_pending'],
+  problems: [...readerProblems, 'not_found', 'receipt_pending', 'unavailable'],
 });
 
 export const tlogCheckpointRoute = defineRoute({

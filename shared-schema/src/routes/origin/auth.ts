@@ -28,7 +28,7 @@ export const registerRoute = defineRoute({
   auth: ['none'],
   body: registerRequestSchema,
   success: { status: 201, description: 'Account created', schema: registerResponseSchema },
-  problems: ['validation_failed', 'malformed_json', 'email_taken'],
+  problems: ['validation_failed', 'malformed_json', 'email_taken', 'rate_limited', 'unavailable'],
 });
 
 export const loginRoute = defineRoute({

@@ -1,12 +1,18 @@
 import { defineRoute } from '../../contract.js';
 import { AUDIO_PROBLEM_CODES } from '../../problem.js';
 import {
+  depositedManifestSchema,
+  manifestParamsSchema,
   provenanceVerificationSchema,
   registerSigningCertificateSchema,
   signingCertificateListQuerySchema,
   signingCertificateListSchema,
   signingCertificateParamsSchema,
   signingCertificateSchema,
+  softBindingAlgListSchema,
+  softBindingContentQuerySchema,
+  softBindingQueryResultSchema,
+  softBindingQuerySchema,
 } from '../../provenance.js';
 
 /** Content Credentials (docs/CONTRACT.md#content-credentials): verifying a file, and the certificates platforms sign with. */
@@ -18,10 +24,10 @@ export const verifyProvenanceRoute = defineRoute({
   path: '/api/v1/provenance/verify',
   operationId: 'verifyProvenance',
   summary:
-    'Judge one audio file (WAV, MP3 or M4A): its C2PA Content Credentials, the authorization they carry (receipt, logged decision, redemption, consent and licence today) and the voice in it against the voice named; one verdict. Public with a per-IP limit, or with a key or token for a higher one. The file is not kept',
+    'Judge one audio file (any format enrollment takes): its C2PA Content Credentials (WAV, MP3, M4A), its audio watermark, the authorization they carry (receipt, logged decision, redemption, consent and licence today) and the voice in it against the voice named; one verdict. Public with a per-IP limit, or with a key or token for a higher one. The file is not kept',
   tag: 'provenance',
   auth: ['none', 'apiKey', 'bearer'],
-  multipart: { audio: { description: 'the file to judge (WAV, MP3 or M4A)', file: true, required: true } },
+  multipart: { audio: { description: 'the file to judge (WAV, FLAC, MP3, Ogg Opus/Vorbis, WebM or M4A)', file: true, required: true } },
   success: { status: 200, description: 'The verdict and what it rests on', schema: provenanceVerificationSchema },
   problems: [
     ...callerProblems,
@@ -71,4 +77,88 @@ export const revokeSigningCertificateRoute = defineRoute({
   params: signingCertificateParamsSchema,
   success: { status: 200, description: 'Revoked (again: unchanged)', schema: signingCertificateSchema },
   problems: [...callerProblems, 'forbidden', 'not_found', 'validation_failed'],
+});
+
+// --- the C2PA soft-binding resolution API (docs/CONTRACT.md#the-soft-binding-resolution-api) ------
+
+const lookupProblems = [...callerProblems, 'validation_failed', 'rate_limited'] as const;
+
+export const softBindingByBindingRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/provenance/matches/byBinding',
+  operationId: 'queryByBinding',
+  summary:
+    'C2PA soft-binding resolution: the manifests (and, this service’s extension, the authorizations) a watermark id was issued for. Public with a per-IP limit, higher with a key or token; audited',
+  tag: 'provenance',
+  auth: ['none', 'apiKey', 'bearer'],
+  query: softBindingQuerySchema,
+  success: { status: 200, description: 'Zero or more matches', schema: softBindingQueryResultSchema },
+  problems: [...lookupProblems],
+  crossOrigin: true,
+});
+
+export const softBindingByContentRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/provenance/matches/byContent',
+  operationId: 'queryByContent',
+  summary:
+    'C2PA soft-binding resolution by content: reads the audio watermark of an uploaded file (bounded windows; the file is not kept) and answers as byBinding. Public with a per-IP limit, higher with a key or token; audited',
+  tag: 'provenance',
+  auth: ['none', 'apiKey', 'bearer'],
+  query: softBindingContentQuerySchema,
+  multipart: { audio: { description: 'the audio to read (WAV, FLAC, MP3, Ogg Opus/Vorbis, WebM or M4A)', file: true, required: true } },
+  success: { status: 200, description: 'Zero or more matches', schema: softBindingQueryResultSchema },
+  problems: [...lookupProblems, ...AUDIO_PROBLEM_CODES, 'unsupported_media_type', 'unavailable'],
+  crossOrigin: true,
+});
+
+export const softBindingAlgorithmsRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/provenance/services/supportedAlgorithms',
+  operationId: 'getSupportedBindings',
+  summary: 'The soft-binding algorithms this service resolves: its audio watermark',
+  tag: 'provenance',
+  auth: ['none'],
+  success: { status: 200, description: 'The algorithms', schema: softBindingAlgListSchema },
+  problems: [],
+  crossOrigin: true,
+});
+
+export const depositManifestRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/provenance/manifests',
+  operationId: 'depositManifest',
+  summary:
+    'Deposit the signed C2PA manifest store of a file the platform marked (its key only; the mark must have been issued to it; one per mark, at most limits.manifestStoreMaxBytes); byBinding and byContent then name it',
+  tag: 'provenance',
+  auth: ['apiKey'],
+  multipart: {
+    manifest: { description: 'the manifest store (application/c2pa, JUMBF)', file: true, required: true },
+    watermark_id: { description: 'the id of the mark written into the file (the redeem answer’s watermark.id)', required: true },
+  },
+  success: { status: 201, description: 'Deposited', schema: depositedManifestSchema },
+  problems: [
+    ...callerProblems,
+    'forbidden',
+    'platform_mismatch',
+    'not_found',
+    'conflict',
+    'payload_too_large',
+    'malformed_manifest',
+    'validation_failed',
+    'unsupported_media_type',
+  ],
+});
+
+export const manifestRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/provenance/manifests/{manifestId}',
+  operationId: 'getManifest',
+  summary: 'The manifest store a platform deposited for a marked file (application/c2pa), by the manifestId a match names',
+  tag: 'provenance',
+  auth: ['none', 'apiKey', 'bearer'],
+  params: manifestParamsSchema,
+  success: { status: 200, description: 'The manifest store', contentType: 'application/c2pa' },
+  problems: [...lookupProblems, 'not_found'],
+  crossOrigin: true,
 });

@@ -14,6 +14,9 @@ export const spokenConsentProblems = [
   'consent_statement_not_spoken',
   'consent_phrase_not_spoken',
   'consent_speaker_mismatch',
+  'consent_recording_synthetic',
+  // The recording's structure is scanned for Content Credentials: an ambiguous manifest store is refused as it is at verify.
+  'malformed_manifest',
 ] as const;
 
 export const createSpokenConsentChallengeRoute = defineRoute({
@@ -24,7 +27,7 @@ export const createSpokenConsentChallengeRoute = defineRoute({
   tag: 'voices',
   auth: ['bearer'],
   success: { status: 201, description: 'Challenge issued', schema: consentChallengeSchema },
-  problems: ['authentication_required', 'invalid_token'],
+  problems: ['authentication_required', 'invalid_token', 'rate_limited'],
 });
 
 /** The owner's download of the recording a voice's spoken consent was verified on (docs/DECISIONS.md#spoken-consent). */
