@@ -42,7 +42,7 @@ describe.skipIf(replicaServerUnavailable !== null)(
 
     it('both sides keep serving, and after the heal the backlog drains both ways: the withdrawal reaches the gate, every decision the chain, once', async () => {
       const replicaPids = service.replicas.map((replica) => replica.pid());
-      const gate = gateLoad(registry, [steadyId, withdrawnId], GATE_CONCURRENCY, 20);
+      const gate = gateLoad(registry, [steadyId, withdrawnId], GATE_CONCURRENCY);
       const checks = gate.answered;
 
       let gateFailures: string[] = [];
