@@ -47,7 +47,7 @@ const FRAMES_PER_HOP = 2;
  * dev files of 24 through white noise at 10 dB SNR than 2 did, and as many through everything else;
  * 8 and up lost files (docs/WATERMARK.md).
  */
-const SNR_WEIGHT = 4;
+export const DETECT_SNR_WEIGHT = 4;
 /**
  * A tile is read when its energy exceeds this many times the background's. Pairs just over the
  * background still read right most of the time once weighted by their SNR (measured: under white
@@ -222,7 +222,7 @@ class OffsetSearch {
           const noiseB = this.noiseFloor[bandB]! * count;
           // a tile at the background says nothing; the rest are weighted by their SNR
           if (energyA <= MIN_TILE_OVER_NOISE * noiseA || energyB <= MIN_TILE_OVER_NOISE * noiseB) continue;
-          const weight = 1 / (1 + (SNR_WEIGHT * noiseA) / (energyA - noiseA) + (SNR_WEIGHT * noiseB) / (energyB - noiseB));
+          const weight = 1 / (1 + (DETECT_SNR_WEIGHT * noiseA) / (energyA - noiseA) + (DETECT_SNR_WEIGHT * noiseB) / (energyB - noiseB));
           const pair = slot * perSlot + j;
           const differenceDb = 10 * Math.log10((energyA - noiseA) / (energyB - noiseB));
           onPair(repeat, pair, (differenceDb - this.assignment.ditherDb[pair]!) / layout.stepDb, weight);

@@ -29,7 +29,7 @@ export function onAnalysisGrid(samples: Float32Array, sampleRate: number): { ana
   const analysisRate = analysisRateFor(sampleRate);
   if (analysisRate === sampleRate) return { analysisRate, analysed: samples };
   const length = Math.ceil((samples.length * analysisRate) / sampleRate);
-  return { analysisRate, analysed: resample(new Float64Array(samples), sampleRate, analysisRate, length) };
+  return { analysisRate, analysed: resample(samples, sampleRate, analysisRate, length) };
 }
 
 interface Kernel {
@@ -66,14 +66,30 @@ function kernelFor(cutoffHz: number): Kernel {
   return kernel;
 }
 
-const phaseTables = new Map<string, { taps: number; weights: Float64Array }>();
+interface PhaseTable {
+  taps: number;
+  weights: Float64Array;
+  /** Per phase, the first tap and one past the last whose weight is not a zero of the kernel. */
+  tapFrom: Uint32Array;
+  tapTo: Uint32Array;
+}
+
+const phaseTables = new Map<string, PhaseTable>();
+
+/**
+ * A weight this small against its phase's largest is one of the sinc's zero crossings, an exact zero
+ * of the ideal kernel that the tabulation leaves at about 10⁻⁶: when the output rate is a multiple of
+ * the input's and the cutoff is the input's Nyquist frequency, every output on an input sample is
+ * that sample alone, and skipping those taps makes upsampling by 3 (16 to 48 kHz) about half the work.
+ */
+const ZERO_WEIGHT = 1e-5;
 
 /**
  * The weights of each output phase: with rates P·g and Q·g, output n lies at input position n·Q/P,
  * whose fraction repeats every P outputs. weights[phase · taps + j] multiplies input sample
  * floor(n·Q/P) − reach + j.
  */
-function phaseTable(inRate: number, outRate: number, phases: number): { taps: number; reach: number; weights: Float64Array } {
+function phaseTable(inRate: number, outRate: number, phases: number): PhaseTable & { reach: number } {
   const { table, halfSeconds } = kernelFor(Math.min(ANALYSIS_RATE / 2, inRate / 2, outRate / 2));
   const halfInput = halfSeconds * inRate;
   const reach = Math.ceil(halfInput);
@@ -82,18 +98,30 @@ function phaseTable(inRate: number, outRate: number, phases: number): { taps: nu
   const cached = phaseTables.get(cacheKey);
   if (cached) return { ...cached, reach };
   const weights = new Float64Array(phases * taps);
+  const tapFrom = new Uint32Array(phases);
+  const tapTo = new Uint32Array(phases);
   for (let phase = 0; phase < phases; phase++) {
     const fraction = phase / phases;
+    let peak = 0;
     for (let j = 0; j < taps; j++) {
       const distance = Math.abs(fraction - (j - reach)) / halfInput;
       if (distance >= 1) continue;
       const at = distance * TABLE_POINTS;
       const i = Math.floor(at);
       weights[phase * taps + j] = (table[i]! + (at - i) * (table[i + 1]! - table[i]!)) / inRate;
+      peak = Math.max(peak, Math.abs(weights[phase * taps + j]!));
     }
+    let from = 0;
+    let to = taps;
+    for (let j = 0; j < taps; j++) if (Math.abs(weights[phase * taps + j]!) < ZERO_WEIGHT * peak) weights[phase * taps + j] = 0;
+    while (from < to && weights[phase * taps + from] === 0) from++;
+    while (to > from && weights[phase * taps + to - 1] === 0) to--;
+    tapFrom[phase] = from;
+    tapTo[phase] = to;
   }
-  phaseTables.set(cacheKey, { taps, weights });
-  return { taps, reach, weights };
+  const built = { taps, weights, tapFrom, tapTo };
+  phaseTables.set(cacheKey, built);
+  return { ...built, reach };
 }
 
 function gcd(a: number, b: number): number {
@@ -105,20 +133,23 @@ function gcd(a: number, b: number): number {
  * (windowed-sinc interpolation, one weight table per phase of the rates' ratio; zeros stay zero).
  * Rates are whole hertz.
  */
-export function resample(input: Float64Array, inRate: number, outRate: number, outLength: number): Float64Array {
+export function resample(input: Float32Array | Float64Array, inRate: number, outRate: number, outLength: number): Float64Array {
   const common = gcd(inRate, outRate);
   const phases = outRate / common;
   const inStep = inRate / common;
-  const { taps, reach, weights } = phaseTable(inRate, outRate, phases);
+  const { taps, reach, weights, tapFrom, tapTo } = phaseTable(inRate, outRate, phases);
+  if (phases === 1) return decimate(input, inStep, reach, weights, outLength);
   const out = new Float64Array(outLength);
   for (let n = 0, phase = 0, base = 0; n < outLength; n++) {
     const first = base - reach;
     const row = phase * taps;
+    const from = tapFrom[phase]!;
+    const to = tapTo[phase]!;
     let sum = 0;
-    if (first >= 0 && first + taps <= input.length) {
-      for (let j = 0; j < taps; j++) sum += input[first + j]! * weights[row + j]!;
+    if (first + from >= 0 && first + to <= input.length) {
+      for (let j = from; j < to; j++) sum += input[first + j]! * weights[row + j]!;
     } else {
-      for (let j = Math.max(0, -first); j < taps && first + j < input.length; j++) sum += input[first + j]! * weights[row + j]!;
+      for (let j = Math.max(from, -first); j < to && first + j < input.length; j++) sum += input[first + j]! * weights[row + j]!;
     }
     out[n] = sum;
     phase += inStep;
@@ -126,6 +157,39 @@ export function resample(input: Float64Array, inRate: number, outRate: number, o
       phase -= phases;
       base++;
     }
+  }
+  return out;
+}
+
+/**
+ * `resample` by a whole factor (48 kHz to 16 kHz, the embedder's and the detector's commonest case):
+ * one phase, whose weights are symmetric about the output sample's input position (weights[reach ± k]
+ * are equal), so each pair of inputs that far either side is added before it is multiplied: half the
+ * multiplications of the general loop, and the same sums.
+ */
+function decimate(
+  input: Float32Array | Float64Array,
+  factor: number,
+  reach: number,
+  weights: Float64Array,
+  outLength: number,
+): Float64Array {
+  const out = new Float64Array(outLength);
+  const length = input.length;
+  const centre = weights[reach]!;
+  for (let n = 0; n < outLength; n++) {
+    const at = n * factor;
+    let sum = at < length ? input[at]! * centre : 0;
+    if (at - reach >= 0 && at + reach < length) {
+      for (let k = 1; k <= reach; k++) sum += (input[at - k]! + input[at + k]!) * weights[reach + k]!;
+    } else {
+      for (let k = 1; k <= reach; k++) {
+        const before = at - k >= 0 && at - k < length ? input[at - k]! : 0;
+        const after = at + k < length ? input[at + k]! : 0;
+        sum += (before + after) * weights[reach + k]!;
+      }
+    }
+    out[n] = sum;
   }
   return out;
 }
