@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import type { Bench } from './bench.js';
 import { type BenchEntry, type BenchReport, compareWithBaseline, describeMachine, printEntry, renderMarkdown } from './support/report.js';
 import { gitCommit, repositoryRoot } from './support/repository.js';
+import { renderWatermarkEvaluation } from './support/watermark-evaluation.js';
 
 const REGRESSION_TOLERANCE = 0.3;
 const benchDir = join(repositoryRoot, 'test/bench');
@@ -145,7 +146,7 @@ async function main() {
   }
   const written = mergedReport(report, only.length > 0);
   writeFileSync(jsonPath, `${JSON.stringify(written, null, 2)}\n`);
-  writeFileSync(markdownPath, renderMarkdown(written, REGRESSION_TOLERANCE));
+  writeFileSync(markdownPath, renderMarkdown(written, REGRESSION_TOLERANCE, renderWatermarkEvaluation()));
   console.log(`wrote ${markdownPath} and ${jsonPath}${only.length ? ` (${files.join(', ')} replaced, the other entries kept)` : ''}`);
   if (report.benches.some((entry) => entry.failed)) process.exitCode = 1;
 }

@@ -5,13 +5,18 @@
  * silence, log-spectral distance). Not part of `npm test`: it needs ffmpeg, flite, festival and the
  * shared speech corpus.
  *
- *   npx tsx tools/watermark/evaluate.ts [--per-set 6] [--per-voice 5] [--only REGEX] [--false-positives 10000] [--skip-robustness]
+ *   npx tsx tools/watermark/evaluate.ts [--per-set 6] [--per-voice 5] [--only REGEX] [--false-positives 10000] [--skip-robustness] [--seed 1] [--record NAME]
+ *
+ * `--record NAME` also keeps what it prints, with the command, date and commit, as entry NAME of
+ * docs/watermark-evaluation.json, which `npm run bench` renders into docs/BENCHMARKS.md (the
+ * evaluation needs ffmpeg and ../shared, so the benches cannot run it themselves).
  */
 import { parseArgs } from 'node:util';
 import { concatSamples as concat } from '../../shared-schema/src/testing/speech-like.js';
 import { detectWatermark } from '../../shared-schema/src/watermark/detect.js';
 import { embedWatermark } from '../../shared-schema/src/watermark/embed.js';
 import { logSpectralDistanceDb, silenceReport, snrDb } from '../../shared-schema/src/watermark/quality.js';
+import { recordWatermarkEvaluation } from '../../test/bench/support/watermark-evaluation.js';
 import { type Attacked, CONDITIONS } from './attacks.js';
 import { throughFfmpeg } from './audio-io.js';
 import { devSpeech, type SpeechFile, syntheticSpeech } from './corpus.js';
@@ -30,8 +35,16 @@ const { values } = parseArgs({
     'false-positives': { type: 'string', default: '0' },
     'skip-robustness': { type: 'boolean', default: false },
     seed: { type: 'string', default: '1' },
+    record: { type: 'string' },
   },
 });
+
+/** Every line printed, for --record. */
+const printed: string[] = [];
+function print(line = '') {
+  console.log(line);
+  printed.push(...line.split('\n'));
+}
 
 function seededRandom(seed: number): () => number {
   let state = seed >>> 0 || 1;
@@ -58,11 +71,11 @@ function main() {
   if (windows > 0) {
     const started = performance.now();
     const report = countFalsePositives(KEY, windows, sharedDir, cacheDir, random);
-    console.log(
+    print(
       `\nFalse positives: ${report.found} payloads found in ${report.windows} unmarked windows (${report.seconds.toFixed(0)} s of audio, ${((performance.now() - started) / 1000).toFixed(0)} s)`,
     );
     for (const [source, row] of Object.entries(report.bySource)) {
-      console.log(
+      print(
         `  ${source.padEnd(34)} ${String(row.windows).padStart(6)} windows, ${row.found} found, ${row.gated} reached the decode gate (sync z ≥ 4), max z ${row.maxZ.toFixed(2)}`,
       );
     }
@@ -120,7 +133,7 @@ function robustness(random: () => number, only: RegExp | null) {
         byRate.set(sampleRate, tally);
       }
       if (!ok && process.env.VERBOSE)
-        console.log(`  miss: ${condition} ${source.set} ${source.name} @${sampleRate} z=${result.syncZ.toFixed(1)}`);
+        print(`  miss: ${condition} ${source.set} ${source.name} @${sampleRate} z=${result.syncZ.toFixed(1)}`);
     };
     for (const condition of CONDITIONS) {
       if (!conditionNames.includes(condition.name)) continue;
@@ -145,29 +158,29 @@ function robustness(random: () => number, only: RegExp | null) {
     }
     process.stdout.write(`\r${index + 1}/${sources.length} files`);
   }
-  console.log(
+  print(
     `\n\nRobustness: payload recovered / files (${sources.length} files, marked at ${MARKING_RATES.join(', ')} Hz in turn; ${((performance.now() - started) / 1000).toFixed(0)} s)`,
   );
   const sets = [...new Set(sources.map((s) => s.set))];
   const columns = ['all', 'dev', 'synthetic'];
-  console.log(`| condition | ${columns.join(' | ')} | wrong id |`);
-  console.log(`|---|${columns.map(() => '---:').join('|')}|---:|`);
+  print(`| condition | ${columns.join(' | ')} | wrong id |`);
+  print(`|---|${columns.map(() => '---:').join('|')}|---:|`);
   const cell = (tally?: Tally) => (tally ? `${((100 * tally.ok) / tally.total).toFixed(1)} % (${tally.ok}/${tally.total})` : '');
   for (const condition of conditionNames) {
     const row = tallies.get(condition);
     if (!row) continue;
     const required = CONDITIONS.find((c) => c.name === condition)?.required ?? !condition.includes('informative');
-    console.log(
+    print(
       `| ${required ? '' : '(harder) '}${condition} | ${columns.map((c) => cell(row.get(c))).join(' | ')} | ${row.get('all')?.wrong ?? 0} |`,
     );
   }
-  console.log('\nPer set (payload recovered, %):');
-  console.log(`| condition | ${sets.join(' | ')} |`);
-  console.log(`|---|${sets.map(() => '---:').join('|')}|`);
+  print('\nPer set (payload recovered, %):');
+  print(`| condition | ${sets.join(' | ')} |`);
+  print(`|---|${sets.map(() => '---:').join('|')}|`);
   for (const condition of conditionNames) {
     const row = tallies.get(condition);
     if (!row) continue;
-    console.log(
+    print(
       `| ${condition} | ${sets
         .map((s) => {
           const t = row.get(s);
@@ -176,12 +189,16 @@ function robustness(random: () => number, only: RegExp | null) {
         .join(' | ')} |`,
     );
   }
-  console.log(`\nUntouched, by marking rate: ${[...byRate].map(([rate, t]) => `${rate} Hz ${t.ok}/${t.total}`).join(', ')}`);
+  print(`\nUntouched, by marking rate: ${[...byRate].map(([rate, t]) => `${rate} Hz ${t.ok}/${t.total}`).join(', ')}`);
   const sorted = [...quality.snr].sort((a, b) => a - b);
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  console.log(
+  print(
     `Audio: SNR min ${sorted[0]!.toFixed(1)} dB, median ${sorted[sorted.length >> 1]!.toFixed(1)} dB; log-spectral distance mean ${mean(quality.lsd).toFixed(2)} dB (max ${Math.max(...quality.lsd).toFixed(2)}); ${quality.silentFrames} silent 20 ms frames (< -60 dBFS), loudest after marking ${quality.loudestSilent.toFixed(1)} dBFS`,
   );
 }
 
 main();
+if (values.record) {
+  const path = recordWatermarkEvaluation(values.record, `npx tsx tools/watermark/evaluate.ts ${process.argv.slice(2).join(' ')}`, printed);
+  console.log(`\nrecorded as "${values.record}" in ${path}`);
+}

@@ -88,7 +88,8 @@ function figureTable(entry: BenchEntry): string[] {
   return ['| figure | value | unit | goal | compared by `--quick` | key |', '|---|---:|---|---|---|---|', ...rows];
 }
 
-export function renderMarkdown(report: BenchReport, tolerance: number): string {
+/** `appendix`: sections measured elsewhere and kept (renderWatermarkEvaluation), after the benches'. */
+export function renderMarkdown(report: BenchReport, tolerance: number, appendix: string[] = []): string {
   const { machine } = report;
   const lines = [
     '# Benchmarks',
@@ -132,5 +133,6 @@ export function renderMarkdown(report: BenchReport, tolerance: number): string {
     else if (entry.failed) lines.push(`**Failed:** ${entry.failed}`);
     else lines.push(...figureTable(entry), ...(entry.notes.length ? ['', ...entry.notes.map((note) => `- ${note}`)] : []));
   }
+  lines.push(...appendix);
   return `${lines.join('\n')}\n`;
 }
