@@ -87,7 +87,9 @@ describe('GET /api/v1/protect/demo/pre-synthesis-check (docs/CONTRACT.md#the-dem
     for (let i = 0; i < 100; i++) statuses.push((await call()).status);
     expect(statuses.every((status) => status === 200)).toBe(true);
     const refused = await call();
-    await expectProblem(refused, 429, 'rate_limited');
+    expect((await expectProblem(refused, 429, 'rate_limited')).detail).toBe(
+      'Limit of 100 demo calls from this address per 3600 s reached; try again in 3570 s.',
+    );
     expect(refused.headers.get('retry-after')).toBe('3570');
     expect(refused.headers.get('ratelimit-policy')).toBe('"default";q=100;w=3600');
     expect(refused.headers.get('ratelimit')).toBe('"default";r=0;t=3570');

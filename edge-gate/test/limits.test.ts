@@ -19,7 +19,9 @@ describe('limits (docs/CONTRACT.md#limits)', () => {
     expect(statuses.filter((status) => status === 429)).toHaveLength(10);
 
     const refused = await send();
-    await expectProblem(refused, 429, 'rate_limited');
+    expect((await expectProblem(refused, 429, 'rate_limited')).detail).toBe(
+      'Limit of 1000 gate checks with this API key per 60 s reached; try again in 45 s.',
+    );
     expect(refused.headers.get('retry-after')).toBe('45');
     expect(refused.headers.get('ratelimit-policy')).toBe('"default";q=1000;w=60');
     expect(refused.headers.get('ratelimit')).toBe('"default";r=0;t=45');

@@ -6,9 +6,18 @@ import type { Limit } from './rate-window.js';
 
 /** Credentials get the per-minute quota; anonymous callers (Variant B) the per-IP hourly one. */
 export function gateLimit(config: EdgeConfig, caller: Caller, route: 'gate' | 'redeem'): Limit {
-  if (caller.kind === 'anonymous') return { key: `${route}:ip:${caller.ip}`, quota: config.limits.publicGatePerHour, windowSeconds: 3600 };
+  const calls = route === 'gate' ? 'gate checks' : 'redemptions';
+  if (caller.kind === 'anonymous') {
+    return {
+      key: `${route}:ip:${caller.ip}`,
+      counted: `unauthenticated ${calls} from this address`,
+      quota: config.limits.publicGatePerHour,
+      windowSeconds: 3600,
+    };
+  }
   const id = caller.kind === 'platform' ? `key:${caller.key_id}` : `user:${caller.user_id}`;
-  return { key: `${route}:${id}`, quota: config.limits.gatePerMinute, windowSeconds: 60 };
+  const counted = `${calls} ${caller.kind === 'platform' ? 'with this API key' : 'by this account'}`;
+  return { key: `${route}:${id}`, counted, quota: config.limits.gatePerMinute, windowSeconds: 60 };
 }
 
 /**

@@ -7,6 +7,8 @@
 export interface Limit {
   /** What is counted, e.g. `gate:key:<key_id>` or `demo:ip:<address>`. */
   key: string;
+  /** What is counted, for the 429's detail: "demo calls from this address", "gate checks with this API key". */
+  counted: string;
   quota: number;
   windowSeconds: number;
 }

@@ -9,7 +9,7 @@ export function applyRateDecision(c: AppContext, limit: Limit, decision: RateDec
     const wait = Math.max(1, decision.resetSeconds);
     throw new ProblemError(
       'rate_limited',
-      `Limit of ${limit.quota} requests per ${limit.windowSeconds} s reached; try again in ${wait} s.`,
+      `Limit of ${limit.quota} ${limit.counted} per ${limit.windowSeconds} s reached; try again in ${wait} s.`,
       {
         headers: { ...headers, 'retry-after': String(wait) },
       },

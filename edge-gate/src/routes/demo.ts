@@ -95,7 +95,12 @@ export function mountDemo(mounts: MountRecord) {
     const config = c.get('config');
     const { newId, now } = c.get('runtime');
     const ip = c.req.header('cf-connecting-ip') ?? 'unknown';
-    await enforceLimit(c, { key: `demo:ip:${ip}`, quota: config.limits.demoPerHour, windowSeconds: 3600 });
+    await enforceLimit(c, {
+      key: `demo:ip:${ip}`,
+      counted: 'demo calls from this address',
+      quota: config.limits.demoPerHour,
+      windowSeconds: 3600,
+    });
 
     const example: PreSynthesisCheckRequest = { voice_id: newId(), platform_name: 'Example TTS', intended_use: 'audiobook' };
     const common = {
