@@ -199,6 +199,13 @@ function robustness(random: () => number, only: RegExp | null) {
 
 main();
 if (values.record) {
-  const path = recordWatermarkEvaluation(values.record, `npx tsx tools/watermark/evaluate.ts ${process.argv.slice(2).join(' ')}`, printed);
+  const path = recordWatermarkEvaluation(
+    values.record,
+    `npx tsx tools/watermark/evaluate.ts ${process.argv
+      .slice(2)
+      .map((arg) => (/[^\w.,=/-]/.test(arg) ? `'${arg.replaceAll("'", `'\\''`)}'` : arg))
+      .join(' ')}`,
+    printed,
+  );
   console.log(`\nrecorded as "${values.record}" in ${path}`);
 }
