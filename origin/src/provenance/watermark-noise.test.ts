@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { limits } from '@vip/shared-schema/limits';
+import { concatSamples } from '@vip/shared-schema/testing/speech-like';
 import { markPcm, readPcmWatermark, WATERMARK_ALGORITHM } from '@vip/shared-schema/watermark/index';
 import { describe, expect, it } from 'vitest';
 import { syntheticConsentDir } from '../testing/synthetic-consent.js';
@@ -23,13 +24,7 @@ async function digitsSaidBy(voice: 'flite-kal16'): Promise<Float32Array> {
     const file = new Uint8Array(readFileSync(path.join(syntheticConsentDir(voice), `${digit}.opus`)));
     parts.push((await decodeAudio(file, { maxBytes: limits.audioMaxBytes, maxSeconds: 60, minSeconds: 0 })).samples, PAUSE);
   }
-  const joined = new Float32Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    joined.set(part, at);
-    at += part.length;
-  }
-  return joined;
+  return concatSamples(...parts);
 }
 
 /** `samples` with white Gaussian noise `snrDb` under their power, from a seeded generator. */
