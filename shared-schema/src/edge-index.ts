@@ -26,7 +26,7 @@ export const voiceLicenseIndexSchema = z.object({
   /**
    * SHA-256 of the licence's canonical terms (license-terms.ts), which the gate writes into the audit
    * entry of each approval this licence backs. Absent only from records published before licences
-   * had terms: the voice's next change publishes it.
+   * had terms: the voice's next change, or `npm run edge:republish`, publishes it.
    */
   terms_sha256: hexDigest.optional(),
 });

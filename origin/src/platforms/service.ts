@@ -1,9 +1,9 @@
 import { API_KEY_PREFIX, ProblemError, sha256Hex } from '@vip/shared-schema';
 import type { Database } from '../db/client.js';
 import type { PlatformRow } from '../db/schema.js';
-import { enqueueEdgeUpdate } from '../edge-link/outbox-store.js';
 import type { WakeSignal } from '../jobs/wake-signal.js';
 import type { Runtime } from '../runtime.js';
+import { publishApiKey } from './publish.js';
 import * as store from './store.js';
 
 export interface PlatformServiceDeps {
@@ -51,15 +51,7 @@ export class PlatformService {
         prefix: secret.slice(0, DISPLAY_PREFIX_LENGTH),
         createdAt: now,
       });
-      await enqueueEdgeUpdate(
-        tx,
-        {
-          kind: 'api_key',
-          key_hash: keyHash,
-          record: { key_id: key.id, platform_id: platformId, platform_name: platform.name, revoked: false },
-        },
-        now,
-      );
+      await publishApiKey(tx, key, platform.name, false, now);
       return key;
     });
     if (!row) throw new ProblemError('not_found', 'No such platform.');
@@ -92,15 +84,7 @@ export class PlatformService {
       if (key.revokedAt) return 'already' as const;
       const platform = await store.findPlatform(tx, platformId);
       await store.markApiKeyRevoked(tx, keyId, now);
-      await enqueueEdgeUpdate(
-        tx,
-        {
-          kind: 'api_key',
-          key_hash: key.keyHash,
-          record: { key_id: keyId, platform_id: platformId, platform_name: platform!.name, revoked: true },
-        },
-        now,
-      );
+      await publishApiKey(tx, key, platform!.name, true, now);
       return 'revoked' as const;
     });
     if (outcome === 'missing') throw new ProblemError('not_found', 'No such API key on this platform.');

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { type ApiKeyRow, apiKeys, type PlatformRow, platforms } from '../db/schema.js';
 
@@ -53,6 +53,23 @@ export async function lockApiKey(db: Executor, platformId: string, keyId: string
 
 export async function markApiKeyRevoked(db: Executor, keyId: string, now: Date): Promise<void> {
   await db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, keyId));
+}
+
+/** API keys in id order after `afterId` (from the start when null), each with its platform's name. */
+export function apiKeysAfter(db: Executor, afterId: string | null, limit: number) {
+  return db
+    .select({
+      id: apiKeys.id,
+      platformId: apiKeys.platformId,
+      keyHash: apiKeys.keyHash,
+      revokedAt: apiKeys.revokedAt,
+      platformName: platforms.name,
+    })
+    .from(apiKeys)
+    .innerJoin(platforms, eq(platforms.id, apiKeys.platformId))
+    .where(afterId === null ? undefined : gt(apiKeys.id, afterId))
+    .orderBy(asc(apiKeys.id))
+    .limit(limit);
 }
 
 /** The platform of a live API key, and the key's id, by the key's SHA-256. */

@@ -7,4 +7,4 @@ export { countLicensesOfVoice, holdsLiveLicense } from './licenses/store.js';
 export { termsSha256Of } from './licenses/terms.js';
 export { findVoiceFor, lockVoiceFor, refuseWhileHeld } from './voice-index/access.js';
 export type { RegistryActor } from './voice-index/audit.js';
-export { publishVoiceIndex } from './voice-index/publish.js';
+export { publishVoiceIndex, republishVoiceIndex } from './voice-index/publish.js';

@@ -12,6 +12,7 @@ export {
   nearestVoices,
   ownersOfVoices,
   setConsentStatus,
+  voiceIdsAfter,
   voiceIdsOfOwner,
   voiceStanding,
 } from './store.js';

@@ -1,5 +1,5 @@
 import type { ConsentStatus, VoiceStatus } from '@vip/shared-schema';
-import { and, asc, desc, eq, inArray, ne, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, ne, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { DatabaseUnavailableError, databaseFailure } from '../db/errors.js';
@@ -41,6 +41,17 @@ export async function lockVoice(db: Executor, voiceId: string): Promise<VoiceRow
 }
 
 /** The ids of the owner's voices, as a subquery for `in (…)`. */
+/** Voice ids in id order after `afterId` (from the start when null), `limit` of them: every voice, page by page. */
+export async function voiceIdsAfter(db: Executor, afterId: string | null, limit: number): Promise<string[]> {
+  const rows = await db
+    .select({ id: voices.id })
+    .from(voices)
+    .where(afterId === null ? undefined : gt(voices.id, afterId))
+    .orderBy(asc(voices.id))
+    .limit(limit);
+  return rows.map((row) => row.id);
+}
+
 export const voiceIdsOfOwner = (ownerId: string): SQL => sql`select ${voices.id} from ${voices} where ${voices.ownerId} = ${ownerId}`;
 
 export async function findVoiceOfOwner(db: Executor, ownerId: string, voiceId: string): Promise<VoiceRow | null> {

@@ -1,8 +1,8 @@
 import type { VoiceIndexRecord } from '@vip/shared-schema';
-import type { Executor } from '../../db/client.js';
+import type { Database, Executor } from '../../db/client.js';
 import type { LicenseRow, VoiceRow } from '../../db/schema.js';
 import { enqueueEdgeUpdate } from '../../edge-link/outbox-store.js';
-import { lockVoice } from '../../voices/index.js';
+import { lockVoice, voiceIdsAfter } from '../../voices/index.js';
 import { termsSha256Of } from '../licenses/terms.js';
 import { listActiveLicenses } from './store.js';
 
@@ -15,6 +15,28 @@ export async function publishVoiceIndex(db: Executor, voiceId: string, now: Date
   const voice = await lockVoice(db, voiceId);
   const record = voice ? await toIndexRecord(voice, await listActiveLicenses(db, voiceId)) : null;
   await enqueueEdgeUpdate(db, { kind: 'voice', voice_id: voiceId, record }, now);
+}
+
+/** Voices republished per page: each in a transaction of its own, so a large registry locks one voice at a time. */
+const REPUBLISH_PAGE = 200;
+
+/**
+ * Publishes every voice's current record again (`npm run edge:republish`): after the record's shape
+ * changed (a field the edge did not have, such as a licence's `terms_sha256`) or after a database
+ * restore. Each voice gets an update with a newer version, so the edge replaces what it holds.
+ * Returns how many voices were queued; the outbox sender delivers them.
+ */
+export async function republishVoiceIndex(db: Database, now: Date): Promise<number> {
+  let count = 0;
+  for (
+    let page = await voiceIdsAfter(db, null, REPUBLISH_PAGE);
+    page.length > 0;
+    page = await voiceIdsAfter(db, page.at(-1)!, REPUBLISH_PAGE)
+  ) {
+    for (const voiceId of page) await db.transaction((tx) => publishVoiceIndex(tx, voiceId, now));
+    count += page.length;
+  }
+  return count;
 }
 
 /**
