@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { expectApproved } from './testing/approved.js';
 import { findAuditRecord } from './testing/audit.js';
 import {
   edgeFetch,
@@ -29,15 +30,7 @@ describe('pre-synthesis check, Variant B (public gate, approval_token only)', ()
     const response = await checkB({ voice_id: voiceId, platform_name: platform, intended_use: 'music' });
     expect(response.status).toBe(200);
     const body = (await response.json()) as Record<string, unknown>;
-    expect(body).toEqual({
-      status: 'approved',
-      approval_token: expect.any(String),
-      voice_id: voiceId,
-      consented: true,
-      licensed: true,
-      expires_at: expect.any(String),
-      check_id: expect.any(String),
-    });
+    expectApproved(body, { variant: 'B', voiceId });
     expect(response.headers.get('deprecation')).toBeNull();
     expect(await findAuditRecord(body.check_id as string)).toMatchObject({ caller_type: 'anonymous', decision: 'allow' });
   });

@@ -2,6 +2,7 @@ import { env, SELF } from 'cloudflare:test';
 import { kvKeys } from '@vip/shared-schema';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { expectApproved } from './testing/approved.js';
 import { findAuditRecord } from './testing/audit.js';
 import {
   EDGE,
@@ -39,15 +40,7 @@ describe('pre-synthesis check, Variant A: approved (docs/CONTRACT.md#gate-result
     const before = Date.now();
     const { body } = await check(key, voiceId);
 
-    expect(body).toEqual({
-      status: 'approved',
-      authorization_token: expect.any(String),
-      voice_id: voiceId,
-      consented: true,
-      licensed: true,
-      expires_at: expect.any(String),
-      check_id: expect.stringMatching(UUID),
-    });
+    expectApproved(body, { variant: 'A', voiceId });
     const expiresAt = Date.parse(body.expires_at as string);
     expect(expiresAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 300_000);
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 300_000);

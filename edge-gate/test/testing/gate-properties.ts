@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import { createLocalJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import { expect } from 'vitest';
 import { createApp } from '../../src/app.js';
+import { expectApproved } from './approved.js';
 import { findAuditRecord } from './audit.js';
 import { accessTokenFor, EDGE, GATE_PATH, jsonPost, newId, nextVersion, REDEEM_PATH, sync, uniqueIp } from './edge.js';
 
@@ -394,18 +395,7 @@ export async function callAndCheck(ctx: CallContext, expected: Expected): Promis
     expect(`${licenseUrl.origin}${licenseUrl.pathname}`).toBe(env.LICENSING_URL);
     expect(licenseUrl.searchParams.get('voice_id')).toBe(ctx.voiceId);
   } else {
-    const token = (ctx.variant === 'A' ? body.authorization_token : body.approval_token) as string;
-    expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
-    expect(body).toEqual({
-      status: 'approved',
-      ...(ctx.variant === 'A' ? { authorization_token: token } : { approval_token: token }),
-      ...(aliasExpected ? { approval_token: token } : {}),
-      voice_id: ctx.voiceId,
-      consented: true,
-      licensed: true,
-      expires_at: expect.any(String),
-      check_id: checkId,
-    });
+    const token = expectApproved(body, { variant: ctx.variant, voiceId: ctx.voiceId, alias: aliasExpected, checkId });
     tokenJti = await checkTokenRedeemsOnce(ctx, token, body);
   }
   // The deprecation headers go with the alias and with nothing else.
