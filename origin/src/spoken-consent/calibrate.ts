@@ -13,7 +13,7 @@
  * another speaker's transcript (a wrong recording for that text) and of its own transcript with one
  * word swapped for the longest word of the other transcript it lacks (a word the speaker did not say);
  * the threshold is the lowest phone-loop score at which at most 1% of the wrong recordings pass. Each
- * word's bounds (its own score against the phone loop on its frames, its frames per phone) leave out
+ * word's bounds (its evidence against the phone loop on its frames, `wordEvidence`; its frames per phone) leave out
  * WORD_MISS_TARGET of the words of the genuine readings that pass on their score; the pass rates are
  * given with and without them (`before_word_checks`). Phrase: each digit-string
  * recording read back free against its own digits and another speaker's digits.
@@ -37,6 +37,7 @@ import {
   phraseErrors,
   type WordCalibration,
   type WordThresholds,
+  wordEvidence,
   wordsNotSaid,
   wordThresholdsOf,
 } from './consent-words.js';
@@ -94,13 +95,13 @@ function withOneWordSwapped(text: string, other: string, index: number): { text:
   return { text: words.join(' '), position };
 }
 
-/** The own score of each swapped-in word, where the decoder put it. */
-function swappedWordScores(swapped: SwappedReading[]) {
-  const scores = swapped.flatMap((reading) => {
+/** The evidence of each swapped-in word, where the decoder put it. */
+function swappedWordEvidence(swapped: SwappedReading[]) {
+  const evidence = swapped.flatMap((reading) => {
     const word = reading.decoded?.words[reading.position];
-    return word ? [word.score] : [];
+    return word ? [wordEvidence(word)] : [];
   });
-  return { p50: quantile(scores, 0.5), p95: quantile(scores, 0.95), p99: quantile(scores, 0.99) };
+  return { p50: quantile(evidence, 0.5), p95: quantile(evidence, 0.95), p99: quantile(evidence, 0.99) };
 }
 const calibration: Record<string, unknown> = { ...written, ...(sets.has('dev') ? await calibrateOnDev() : {}) };
 // The synthetic voices are measured at the threshold the service uses: the one just calibrated, or the file's.
@@ -185,10 +186,10 @@ async function calibrateOnDev() {
   // refused a word only of readings refused already would cost nothing, and those readings' words
   // (the least fluent) would loosen it.
   const genuineWords = genuine.filter((reading) => scoreOf(reading) >= minStatementScore).flatMap((reading) => reading.decoded!.words);
-  const wordScores = genuineWords.map((word) => word.score);
+  const evidence = genuineWords.map(wordEvidence);
   const framesPerPhone = genuineWords.map((word) => word.frames / word.phones);
   const wordBounds: WordCalibration = {
-    min_score: Math.floor(quantile(wordScores, WORD_MISS_TARGET, 1000) * 100) / 100,
+    min_evidence: Math.floor(quantile(evidence, WORD_MISS_TARGET, 1000) * 100) / 100,
     min_frames_per_phone: quantile(framesPerPhone, WORD_MISS_TARGET, 1000),
     max_frames_per_phone: quantile(framesPerPhone, 1 - WORD_MISS_TARGET, 1000),
   };
@@ -227,9 +228,9 @@ async function calibrateOnDev() {
       ...wordBounds,
       miss_target: WORD_MISS_TARGET,
       genuine_words: genuineWords.length,
-      genuine_score_quantiles: { p001: quantile(wordScores, 0.001), p01: quantile(wordScores, 0.01), p50: quantile(wordScores, 0.5) },
+      genuine_evidence_quantiles: { p001: quantile(evidence, 0.001), p01: quantile(evidence, 0.01), p50: quantile(evidence, 0.5) },
       swapped_readings: swapped.length,
-      swapped_word_score_quantiles: swappedWordScores(swapped),
+      swapped_word_evidence_quantiles: swappedWordEvidence(swapped),
     },
     phrase: {
       recordings: digitSample.length,

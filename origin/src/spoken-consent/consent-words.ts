@@ -30,8 +30,8 @@ export interface WordsThresholds {
 
 /** Bounds a word that was said keeps (calibrate.ts: all but a small share of genuine words on dev/). */
 export interface WordThresholds {
-  /** The lowest score of a word against the phone loop on its own frames (nats per frame). */
-  minScore: number;
+  /** The lowest evidence of a word against the phone loop on its own frames (`wordEvidence`). */
+  minEvidence: number;
   /** Frames per phone of the word: fewer is a word squeezed onto too little sound, more one stretched over other sounds. */
   minFramesPerPhone: number;
   maxFramesPerPhone: number;
@@ -39,13 +39,13 @@ export interface WordThresholds {
 
 /** The word bounds as calibration.json holds them (written by calibrate.ts). */
 export interface WordCalibration {
-  min_score: number;
+  min_evidence: number;
   min_frames_per_phone: number;
   max_frames_per_phone: number;
 }
 
 export const wordThresholdsOf = (calibration: WordCalibration): WordThresholds => ({
-  minScore: calibration.min_score,
+  minEvidence: calibration.min_evidence,
   minFramesPerPhone: calibration.min_frames_per_phone,
   maxFramesPerPhone: calibration.max_frames_per_phone,
 });
@@ -78,20 +78,30 @@ export const spokenWords = (text: string) =>
 
 const normalize = (text: string) => spokenWords(text).join(' ');
 
-/** The fault of one word, or null when it looks said: its own score first, then its length for its phones. */
+/**
+ * How surely a word's frames are the word rather than other sounds: its score against the phone loop
+ * summed over its frames, divided by the square root of their number. Frame scores scatter, so a sum
+ * over n frames grows n times while its scatter grows only √n times: a short word's few low frames are
+ * weaker evidence than a long word's many (docs/DECISIONS.md#the-words-check-reads-its-own-path-each-word-weighed-by-its-length:
+ * on dev/ it lets fewer swapped words through than the score per frame does, at the same share of
+ * genuine words refused).
+ */
+export const wordEvidence = (word: Pick<WordScore, 'score' | 'frames'>) => word.score * Math.sqrt(word.frames);
+
+/** The fault of one word, or null when it looks said: its evidence first, then its length for its phones. */
 export function wordFault(word: WordScore, thresholds: WordThresholds): WordFault | null {
-  if (word.score < thresholds.minScore) return 'score';
+  if (wordEvidence(word) < thresholds.minEvidence) return 'score';
   const framesPerPhone = word.frames / word.phones;
   if (framesPerPhone < thresholds.minFramesPerPhone) return 'too_short';
   if (framesPerPhone > thresholds.maxFramesPerPhone) return 'too_long';
   return null;
 }
 
-/** The words of `sentence` (the first words the decoder aligned) that `wordFault` finds fault with. */
+/** The words of `sentence` (the first words on the decoder's path) that `wordFault` finds fault with. */
 export function wordsNotSaid(words: readonly WordScore[], sentence: string, thresholds: WordThresholds): WordNotSaid[] {
   return sentence.split(' ').flatMap((expected, index) => {
     const word = words[index];
-    // A word the alignment lost has no frames of its own: nothing in the audio was it.
+    // A word the path lost has no frames of its own: nothing in the audio was it.
     const fault = word ? wordFault(word, thresholds) : 'score';
     return fault ? [{ word: expected, position: index + 1, fault }] : [];
   });
@@ -101,7 +111,7 @@ export function wordsNotSaid(words: readonly WordScore[], sentence: string, thre
  * The consent recording, the statement followed by the phrase, decoded once against a grammar of the
  * statement, its negations and any phrase: the statement passes when the statement itself (not a
  * negation) was heard, the recording scores at least `minStatementScore` against the phone loop and
- * no word of the statement was forced in (each word's own score against the phone loop, and its
+ * no word of the statement was forced in (each word's evidence against the phone loop, and its
  * length for its phones, within `word`); the phrase passes when at most `phraseMaxWrongWords` of its
  * words differ.
  */

@@ -44,7 +44,7 @@ const SAME_VOICE_OTHER_WORDS = () => speakerRecordings('so762:SPEAKER9622', 3, 1
 
 /**
  * An enrollment with a spoken consent embeds the enrollment and the consent, reads the watermark and
- * decodes the words (two searches, two alignments): seconds of CPU, and on a loaded shared machine
+ * decodes the words (two searches): a second or two of CPU, and on a loaded shared machine
  * several times the default test timeout.
  */
 const SPEECH_TIMEOUT_MS = 180_000;

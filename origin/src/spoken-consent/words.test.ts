@@ -16,6 +16,7 @@ import {
   spokenWords,
   type WordCalibration,
   wordErrors,
+  wordEvidence,
   wordFault,
   wordThresholdsOf,
 } from './consent-words.js';
@@ -27,7 +28,7 @@ const calibration = JSON.parse(readFileSync(new URL('./calibration.json', import
   word: WordCalibration;
 };
 const WORD = wordThresholdsOf(calibration.word);
-/** Each decode is a few seconds of CPU (two searches and two alignments); on a loaded shared machine several times that. */
+/** Each decode is a second or two of CPU (two searches); on a loaded shared machine several times that. */
 const DECODES_TIMEOUT_MS = 180_000;
 
 /** The committed speech fixtures' transcripts (fixtures/speech/transcripts.tsv, from speechocean762). */
@@ -103,14 +104,21 @@ describe('WordsChecker', () => {
 });
 
 describe('wordFault', () => {
-  const bounds = { minScore: -5, minFramesPerPhone: 3.5, maxFramesPerPhone: 30 };
-  it('finds fault with a word scored below the bound, then with one too short or too long for its phones', () => {
-    expect(wordFault({ word: 'print', frames: 30, phones: 5, score: -1 }, bounds)).toBeNull();
-    expect(wordFault({ word: 'print', frames: 30, phones: 5, score: -5.01 }, bounds)).toBe('score');
+  const bounds = { minEvidence: -20, minFramesPerPhone: 3.5, maxFramesPerPhone: 30 };
+  it('finds fault with a word of too little evidence, then with one too short or too long for its phones', () => {
+    expect(wordFault({ word: 'print', frames: 25, phones: 5, score: -1 }, bounds)).toBeNull();
+    expect(wordFault({ word: 'print', frames: 25, phones: 5, score: -4.01 }, bounds)).toBe('score');
     expect(wordFault({ word: 'print', frames: 15, phones: 5, score: 2 }, bounds)).toBe('too_short');
     expect(wordFault({ word: 'print', frames: 151, phones: 5, score: 2 }, bounds)).toBe('too_long');
     // The bounds themselves are inside.
-    expect(wordFault({ word: 'print', frames: 150, phones: 5, score: -5 }, bounds)).toBeNull();
+    expect(wordFault({ word: 'print', frames: 25, phones: 5, score: -4 }, bounds)).toBeNull();
+  });
+
+  it('weighs a score by the square root of the frames it holds over: the same score per frame is stronger evidence over a longer word', () => {
+    expect(wordEvidence({ score: -2, frames: 16 })).toBe(-8);
+    expect(wordEvidence({ score: -2, frames: 64 })).toBe(-16);
+    expect(wordFault({ word: 'it', frames: 16, phones: 2, score: -4.5 }, bounds)).toBeNull();
+    expect(wordFault({ word: 'synthesizing', frames: 64, phones: 12, score: -2.6 }, bounds)).toBe('score');
   });
 });
 

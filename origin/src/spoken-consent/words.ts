@@ -16,15 +16,17 @@ const SAMPLE_RATE = 16000;
 const SCORE_TO_NATS = 1024 * Math.log(1.0001);
 /** PocketSphinx cannot decode pure digital silence; noise far below any microphone's floor fixes it. */
 const DITHER = 1e-4;
-/** Frames per second of the decoder's features: an alignment's times, in seconds, are multiples of 1/100. */
+/** Frames per second of the decoder's features. */
 const FRAME_RATE = 100;
 /**
- * An alignment segment's `p` is 1.0001 to the power of its acoustic score, and that score is in the
- * model's units shifted right by 10 bits (SENSCR_SHIFT), relative to the best senone of each frame:
- * its natural log times 1024 is the segment's score in nats. `p` is printed with three decimals, so a
- * segment scored 0.000 is floored at half the last digit.
+ * soundswallower 0.6's segment iterator (`seg_iter_s` in its search_module.h) holds, after a v-table,
+ * a search and a word pointer (4 bytes each in wasm32), the start and end frames (int32) and then the
+ * acoustic score: the package hands out the frames but not the score, so it is read from the struct.
+ * `pathSegments` checks the frames it reads there against the package's own call on every segment.
  */
-const alignedNats = (p: number) => Math.log(Math.max(p, 0.0005)) * 1024;
+const SEGMENT_START_OFFSET = 12;
+const SEGMENT_END_OFFSET = 16;
+const SEGMENT_ACOUSTIC_OFFSET = 20;
 
 export interface DecodedWords {
   /** The grammar's sentence that best explains the audio, lower case, words separated by one space; empty when none fits. */
@@ -43,7 +45,7 @@ export interface DecodedWords {
 export interface WordScore {
   word: string;
   frames: number;
-  /** Phones of the pronunciation the decoder aligned (a word has at least 3 frames per phone). */
+  /** Phones of the pronunciation the decoder chose (a word has at least 3 frames per phone). */
   phones: number;
   /**
    * Per frame of the word, how much better (natural log, acoustic only) the word explains its frames
@@ -60,7 +62,10 @@ function phonesOf(phoneset: Record<string, string>): string[] {
 
 export class WordsChecker {
   private readonly scorePointer: number;
+  /** Two int32: where the package writes a segment's start and end frames. */
+  private readonly framesPointer: number;
   private readonly phoneLoop: string;
+  private readonly phonesOfWord = new Map<string, number>();
 
   private constructor(
     private readonly module: SoundSwallowerModule,
@@ -68,6 +73,7 @@ export class WordsChecker {
     phones: string[],
   ) {
     this.scorePointer = module._malloc(4);
+    this.framesPointer = module._malloc(8);
     // Phones enter the dictionary as words of their own, under names no English word has.
     decoder.add_words(...phones.map((phone): [string, string] => [phoneWord(phone), phone]));
     this.phoneLoop = jsgf('phones', `(${phones.map(phoneWord).join(' | ')})+`);
@@ -98,7 +104,7 @@ export class WordsChecker {
   decode(samples: Float32Array, ruleBody: string, rules: Record<string, string> = {}): DecodedWords {
     const audio = dithered(samples);
     const loop = this.search(audio, this.phoneLoop);
-    const loopSegments = this.alignedSegments();
+    const loopSegments = this.pathSegments();
     const sentence = this.search(audio, jsgf('sentence', ruleBody, rules));
     const frames = Math.max(1, loop.frames);
     if (sentence.text === '') return { text: '', frames, score: Number.NEGATIVE_INFINITY, words: [] };
@@ -106,12 +112,12 @@ export class WordsChecker {
       text: sentence.text,
       frames,
       score: ((sentence.score - loop.score) * SCORE_TO_NATS) / frames,
-      words: this.alignedSegments()
+      words: this.pathSegments()
         .filter((segment) => !isFiller(segment.name))
         .map((segment) => ({
           word: withoutVariant(segment.name),
           frames: segment.end - segment.start,
-          phones: segment.phones,
+          phones: this.phoneCount(segment.name),
           score: roundTo((segment.nats - natsWithin(loopSegments, segment.start, segment.end)) / (segment.end - segment.start), 3),
         })),
     };
@@ -135,24 +141,46 @@ export class WordsChecker {
 
   close(): void {
     this.module._free(this.scorePointer);
+    this.module._free(this.framesPointer);
     this.decoder.delete();
   }
 
   /**
-   * The last search's best path, aligned again to its phones (the decoder's align level 1), as frame
-   * spans with their acoustic scores: the per-word evidence the path score sums away.
+   * The last search's best path as frame spans with their acoustic scores (relative to the best senone
+   * of each frame, as the path score is): the per-word evidence the path score sums away, without
+   * aligning the audio a second time.
    */
-  private alignedSegments(): AlignedSegment[] {
-    return (this.decoder.get_alignment({ align_level: 1 }).w ?? []).map((segment) => {
-      const start = Math.round(segment.b * FRAME_RATE);
-      return {
-        name: segment.t,
+  private pathSegments(): PathSegment[] {
+    const segments: PathSegment[] = [];
+    const cdecoder = (this.decoder as unknown as { cdecoder: number }).cdecoder;
+    const wasm = this.module as unknown as SegmentCalls;
+    for (let segment = wasm._decoder_seg_iter(cdecoder); segment !== 0; segment = wasm._seg_iter_next(segment)) {
+      wasm._seg_iter_frames(segment, this.framesPointer, this.framesPointer + 4);
+      const memory = new DataView(this.module.HEAP8.buffer);
+      const start = memory.getInt32(this.framesPointer, true);
+      const last = memory.getInt32(this.framesPointer + 4, true);
+      if (memory.getInt32(segment + SEGMENT_START_OFFSET, true) !== start || memory.getInt32(segment + SEGMENT_END_OFFSET, true) !== last)
+        throw new Error("soundswallower's segment layout is not the one words.ts reads scores from: check SEGMENT_ACOUSTIC_OFFSET");
+      // The grammar's empty transitions are segments of no frames.
+      if (last < start) continue;
+      segments.push({
+        name: cString(this.module.HEAPU8, wasm._seg_iter_word(segment)),
         start,
-        end: start + Math.max(1, Math.round(segment.d * FRAME_RATE)),
-        phones: segment.w?.length ?? 1,
-        nats: alignedNats(segment.p),
-      };
-    });
+        end: last + 1,
+        nats: memory.getInt32(segment + SEGMENT_ACOUSTIC_OFFSET, true) * SCORE_TO_NATS,
+      });
+    }
+    return segments;
+  }
+
+  /** Phones of a dictionary entry (a word or a variant, word(2)), as the decoder spells it. */
+  private phoneCount(name: string): number {
+    let count = this.phonesOfWord.get(name);
+    if (count === undefined) {
+      count = (this.decoder.lookup_word(name) ?? '').split(' ').filter(Boolean).length || 1;
+      this.phonesOfWord.set(name, count);
+    }
+    return count;
   }
 
   private search(audio: Float32Array, grammar: string): { text: string; score: number; frames: number } {
@@ -174,7 +202,7 @@ export class WordsChecker {
             .filter((word) => word !== '')
             .join(' ');
     const score = new DataView(this.module.HEAP8.buffer).getInt32(this.scorePointer, true);
-    return { text, score, frames: Math.round((audio.length / SAMPLE_RATE) * 100) };
+    return { text, score, frames: Math.round((audio.length / SAMPLE_RATE) * FRAME_RATE) };
   }
 }
 
@@ -184,24 +212,39 @@ export interface AlignedWord {
   end: number;
 }
 
-interface AlignedSegment {
+interface PathSegment {
   /** The dictionary's name: a word, a pronunciation variant (word(2)), a phone of the loop, or a filler (<sil>, [noise]). */
   name: string;
   /** Frames [start, end). */
   start: number;
   end: number;
-  phones: number;
+  /** Acoustic score of the span on the path (natural log). */
   nats: number;
 }
 
+/** The package's segment iterator, as its WASM exports it (index.d.ts leaves it out). */
+interface SegmentCalls {
+  _decoder_seg_iter(decoder: number): number;
+  _seg_iter_next(segment: number): number;
+  _seg_iter_frames(segment: number, start: number, end: number): void;
+  _seg_iter_word(segment: number): number;
+}
+
 /** The score the phone loop gave frames [start, end): each of its segments counts for the share of its frames that lie there. */
-function natsWithin(segments: AlignedSegment[], start: number, end: number): number {
+function natsWithin(segments: PathSegment[], start: number, end: number): number {
   let nats = 0;
   for (const segment of segments) {
     const overlap = Math.min(end, segment.end) - Math.max(start, segment.start);
     if (overlap > 0) nats += (segment.nats * overlap) / (segment.end - segment.start);
   }
   return nats;
+}
+
+/** A NUL-terminated string of the WASM memory. */
+function cString(memory: Uint8Array, pointer: number): string {
+  if (pointer === 0) return '';
+  const end = memory.indexOf(0, pointer);
+  return new TextDecoder().decode(memory.subarray(pointer, end));
 }
 
 const isFiller = (name: string) => name.startsWith('<') || name.startsWith('[') || name === '(NULL)';
