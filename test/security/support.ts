@@ -2,23 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { BIOMETRIC_CONSENT_STATEMENT, type RouteContract } from '@vip/shared-schema';
+import { BIOMETRIC_CONSENT_STATEMENT } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
-import * as auditRoutes from '@vip/shared-schema/routes/origin/audit';
-import * as authRoutes from '@vip/shared-schema/routes/origin/auth';
-import * as biometricConsentRoutes from '@vip/shared-schema/routes/origin/biometric-consent';
-import * as detectionRoutes from '@vip/shared-schema/routes/origin/detection';
-import * as healthRoutes from '@vip/shared-schema/routes/origin/health';
-import * as httpRoutes from '@vip/shared-schema/routes/origin/http';
-import * as licenseRequestRoutes from '@vip/shared-schema/routes/origin/license-requests';
-import * as platformRoutes from '@vip/shared-schema/routes/origin/platforms';
-import * as licenseRoutes from '@vip/shared-schema/routes/origin/registry/licenses';
-import * as licensingPageRoutes from '@vip/shared-schema/routes/origin/registry/licensing-page';
-import * as synthesisConsentRoutes from '@vip/shared-schema/routes/origin/registry/synthesis-consent';
-import * as screeningRoutes from '@vip/shared-schema/routes/origin/screening';
-import * as spokenConsentRoutes from '@vip/shared-schema/routes/origin/spoken-consent';
-import * as voiceRoutes from '@vip/shared-schema/routes/origin/voices';
-import * as webhookRoutes from '@vip/shared-schema/routes/origin/webhooks';
 import { expect } from 'vitest';
 import { eventually, json, post, type RunningService, type ServiceOptions, startService } from '../support/service.js';
 import { ENROLL_CLIPS, OTHER_SPEAKER_CLIPS } from '../support/speech.js';
@@ -27,31 +12,6 @@ import { ENROLL_CLIPS, OTHER_SPEAKER_CLIPS } from '../support/speech.js';
 
 export const GATE_PATH = edgeRoutes.preSynthesisCheck.path;
 export const REDEEM_PATH = edgeRoutes.redeem.path;
-
-const isContract = (value: unknown): value is RouteContract =>
-  typeof value === 'object' && value !== null && 'operationId' in value && 'path' in value && 'method' in value;
-
-/** Every route the origin declares, read from the contract modules (a new contract shows up here). */
-export const ORIGIN_CONTRACTS: RouteContract[] = [
-  authRoutes,
-  platformRoutes,
-  httpRoutes,
-  synthesisConsentRoutes,
-  licenseRoutes,
-  licensingPageRoutes,
-  licenseRequestRoutes,
-  biometricConsentRoutes,
-  spokenConsentRoutes,
-  voiceRoutes,
-  detectionRoutes,
-  screeningRoutes,
-  webhookRoutes,
-  auditRoutes,
-  healthRoutes,
-]
-  .flatMap((module) => Object.values(module))
-  .filter(isContract);
-export const EDGE_CONTRACTS: RouteContract[] = Object.values(edgeRoutes);
 
 /** Two speakers, each well over the 10 s of speech an enrollment needs. */
 export const SPEAKERS = { a: ENROLL_CLIPS, b: OTHER_SPEAKER_CLIPS };
