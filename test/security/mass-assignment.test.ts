@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { BIOMETRIC_CONSENT_STATEMENT } from '@vip/shared-schema';
+import { platformSigner } from '@vip/shared-schema/testing/provenance-files';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, post } from '../support/service.js';
 import { EDGE_CONTRACTS, ORIGIN_CONTRACTS } from './route-scopes.js';
@@ -74,6 +75,14 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
     await s?.stop();
   });
 
+  /** A CA the platform could register: the extra field, not the certificate, is what must be refused. */
+  const signingCa = platformSigner('Mass Platform').caPem;
+  const audioForm = async () => {
+    const form = new FormData();
+    form.set('audio', new Blob([await readFile(SPEAKERS.a[0]!)], { type: 'audio/ogg' }), 'file.opus');
+    return form;
+  };
+
   const jsonCases: Record<string, JsonCase> = {
     register: {
       url: () => `${s.origin}/api/v1/auth/register`,
@@ -138,6 +147,11 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
       headers: () => owner.auth,
       body: () => ({ url: `${receiver.url}/mass`, events: ['voice.deleted'] }),
     },
+    registerSigningCertificate: {
+      url: () => `${s.origin}/api/v1/signing-certificates`,
+      headers: () => ({ 'x-api-key': platform.apiKey }),
+      body: () => ({ certificate_pem: signingCa }),
+    },
     requestLicense: {
       url: () => `${s.origin}/api/v1/voices/${voiceId}/license-requests`,
       headers: () => ({ 'x-api-key': platform.apiKey }),
@@ -199,6 +213,14 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
       form.set('audio', new Blob([await readFile(SPEAKERS.a[0]!)], { type: 'audio/ogg' }), 'sample.opus');
       form.set('platform_name', platform.name);
       return { url: `${s.origin}/api/v1/protect/screen`, form, headers: { 'x-api-key': platform.apiKey } };
+    },
+    verifyProvenance: async () => ({ url: `${s.origin}/api/v1/provenance/verify`, form: await audioForm() }),
+    queryByContent: async () => ({ url: `${s.origin}/api/v1/provenance/matches/byContent`, form: await audioForm() }),
+    depositManifest: async () => {
+      const form = new FormData();
+      form.set('manifest', new Blob([new Uint8Array(64)]), 'manifest.c2pa');
+      form.set('watermark_id', 'ffffffffff');
+      return { url: `${s.origin}/api/v1/provenance/manifests`, form, headers: { 'x-api-key': platform.apiKey } };
     },
   };
 

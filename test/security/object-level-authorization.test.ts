@@ -1,5 +1,13 @@
 import { readFile } from 'node:fs/promises';
+import { redeemResultSchema } from '@vip/shared-schema';
+import { createOriginClient } from '@vip/shared-schema/client';
+import { embedAuthorization } from '@vip/shared-schema/client/provenance';
+import { storeOfWav } from '@vip/shared-schema/testing/hostile-files';
+import { platformSigner } from '@vip/shared-schema/testing/provenance-files';
+import { markPcm, type WatermarkGrant } from '@vip/shared-schema/watermark/index';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pcm16Wav } from '../../origin/src/testing/fixtures.js';
+import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
 import { eventually, json, post } from '../support/service.js';
 import { ADMIN_ONLY } from './route-scopes.js';
 import { type Actor, expectProblem, type Platform, REDEEM_PATH, type Receiver, Security, SPEAKERS, startReceiver } from './support.js';
@@ -24,10 +32,17 @@ describe('object-level authorization: another owner, another platform', () => {
   let webhookP1: string;
   let requestOnA: string;
   let checkOnA: string;
+  /** P1's Content Credentials: its CA, a file of A's voice it marked and signed after an approval, the manifest it deposited. */
+  let caOfP1: string;
+  let certificateP1: string;
+  let watermarkP1: WatermarkGrant;
+  let signedByP1: Uint8Array;
+  let manifestP1: string;
   let receiver: Receiver;
   const attempts: { route: string; input: string }[] = [];
 
   const asB = () => ({ ...ownerB.auth });
+  const asP2 = () => ({ 'x-api-key': p2.apiKey });
   const call = async (operationId: string, method: string, path: string, body?: unknown, headers: Record<string, string> = asB()) => {
     attempts.push({ route: operationId, input: `${method} ${path}` });
     return s.send(operationId, method, `${s.origin}${path}`, body, headers);
@@ -84,7 +99,103 @@ describe('object-level authorization: another owner, another platform', () => {
     const check = await s.gate(p1.apiKey, { voice_id: voiceA, platform_name: p1.name, intended_use: 'music' });
     checkOnA = (await json(check)).check_id as string;
     await eventually(async () => (await s.auditEntries(ownerA.auth, `check_id=${checkOnA}`)).length === 1, 15_000);
+    await contentCredentialsOfP1();
   }, 240_000);
+
+  /** P1 registers its CA, synthesizes A's voice after an approval, marks and signs the file, and deposits its manifest. */
+  async function contentCredentialsOfP1() {
+    const { caPem, signer } = platformSigner(p1.name);
+    caOfP1 = caPem;
+    const asP1 = { 'x-api-key': p1.apiKey };
+    const registered = await s.send(
+      'registerSigningCertificate',
+      'POST',
+      `${s.origin}/api/v1/signing-certificates`,
+      { certificate_pem: caPem },
+      asP1,
+    );
+    expect(registered.status).toBe(201);
+    certificateP1 = (await json(registered)).certificate_id as string;
+    const approved = await s.approval(p1.apiKey, voiceA, p1.name);
+    const redeemed = await post(`${s.edge}${REDEEM_PATH}`, { token: approved.authorization_token }, asP1);
+    expect(redeemed.status).toBe(200);
+    watermarkP1 = redeemResultSchema.parse(await json(redeemed)).watermark;
+    const speech = (await decodeAudio(await readFile(SPEAKERS.a[0]!), { maxBytes: 2 ** 24, maxSeconds: 60, minSeconds: 0 })).samples;
+    const receipt = await createOriginClient({ baseUrl: s.origin, apiKey: p1.apiKey }).audit.receipt(approved.check_id as string, {
+      waitMs: 30_000,
+    });
+    signedByP1 = await embedAuthorization(
+      pcm16Wav(markPcm(speech, 16_000, watermarkP1)),
+      'audio/wav',
+      { check_id: approved.check_id as string, receipt },
+      signer,
+    );
+    // The mark is the origin's once the collector has brought the redemption from the edge.
+    await eventually(async () => {
+      const deposited = await s.call('depositManifest', `${s.origin}/api/v1/provenance/manifests`, {
+        method: 'POST',
+        headers: asP1,
+        body: manifestForm(watermarkP1.id),
+      });
+      if (deposited.status !== 201) return false;
+      manifestP1 = (await json(deposited)).manifestId as string;
+      return true;
+    }, 30_000);
+  }
+
+  const manifestForm = (watermarkId: string) => {
+    const form = new FormData();
+    form.append('manifest', new Blob([storeOfWav(signedByP1)]), 'manifest.c2pa');
+    form.append('watermark_id', watermarkId);
+    return form;
+  };
+  const audioForm = (audio: Uint8Array) => {
+    const form = new FormData();
+    form.append('audio', new Blob([audio], { type: 'audio/wav' }), 'synthesized.wav');
+    return form;
+  };
+
+  /**
+   * The public Content Credentials routes answer an owner or a platform exactly as they answer anyone:
+   * `ask` called with `headers` and anonymously, the answers compared (`comparable` drops what each
+   * call makes anew, such as a verification's own audit id).
+   */
+  async function sameAsAnyone(
+    operationId: string,
+    headers: Record<string, string>,
+    ask: (headers: Record<string, string>) => Promise<Response>,
+    comparable: (body: Record<string, unknown>) => unknown = (body) => body,
+  ) {
+    attempts.push({ route: operationId, input: "another caller's view of a public Content Credentials answer" });
+    const [asCaller, asAnyone] = [await ask(headers), await ask({})];
+    expect(asCaller.status).toBe(200);
+    expect(asAnyone.status).toBe(200);
+    if (operationId === 'getManifest') {
+      expect(new Uint8Array(await asCaller.arrayBuffer())).toEqual(new Uint8Array(await asAnyone.arrayBuffer()));
+      return;
+    }
+    const [callerSees, anyoneSees] = [comparable(await json(asCaller)), comparable(await json(asAnyone))];
+    expect(callerSees, JSON.stringify({ callerSees, anyoneSees })).toEqual(anyoneSees);
+  }
+  const verifyAs = (headers: Record<string, string>) =>
+    s.call('verifyProvenance', `${s.origin}/api/v1/provenance/verify`, { method: 'POST', headers, body: audioForm(signedByP1) });
+  const withoutCheckId = ({ check_id: _, ...verification }: Record<string, unknown>) => verification;
+  /** A match's receipt proves the decision against the newest checkpoint, which each audited lookup may move on. */
+  const withReceiptsNamed = (body: Record<string, unknown>) =>
+    (body.matches as { authorization: { receipt: unknown } }[]).map((match) => ({
+      ...match,
+      authorization: { ...match.authorization, receipt: match.authorization.receipt === null ? null : 'a receipt' },
+    }));
+  const byBindingAs = (headers: Record<string, string>) =>
+    s.call(
+      'queryByBinding',
+      `${s.origin}/api/v1/provenance/matches/byBinding?alg=${encodeURIComponent(watermarkP1.alg)}&value=${watermarkP1.id}`,
+      { headers },
+    );
+  const byContentAs = (headers: Record<string, string>) =>
+    s.call('queryByContent', `${s.origin}/api/v1/provenance/matches/byContent`, { method: 'POST', headers, body: audioForm(signedByP1) });
+  const manifestAs = (headers: Record<string, string>) =>
+    s.call('getManifest', `${s.origin}/api/v1/provenance/manifests/${manifestP1}`, { headers });
 
   afterAll(async () => {
     await receiver?.close();
@@ -310,6 +421,20 @@ describe('object-level authorization: another owner, another platform', () => {
     auditReceipt: async () => {
       await expectProblem(await call('auditReceipt', 'GET', `/api/v1/protect/audit-log/${checkOnA}/receipt`), 404, 'not_found');
     },
+    // A's voice in a file P1 signed: what B learns of it is what anyone learns (the verdict, the
+    // authorization, the voice checked against A's only because the signer is the platform named).
+    verifyProvenance: async () => {
+      await sameAsAnyone('verifyProvenance', asB(), verifyAs, withoutCheckId);
+    },
+    queryByBinding: async () => {
+      await sameAsAnyone('queryByBinding', asB(), byBindingAs, withReceiptsNamed);
+    },
+    queryByContent: async () => {
+      await sameAsAnyone('queryByContent', asB(), byContentAs, withReceiptsNamed);
+    },
+    getManifest: async () => {
+      await sameAsAnyone('getManifest', asB(), manifestAs);
+    },
   };
 
   it("answers another owner's ids with 404 (or nothing visible) on every owner-scoped route, and changes nothing", async () => {
@@ -334,9 +459,16 @@ describe('object-level authorization: another owner, another platform', () => {
     const keysBefore = await json(await fetch(`${s.origin}/api/v1/platforms/${p1.platformId}/api-keys`, { headers: s.admin.auth }));
     expect(ADMIN_ONLY.length).toBeGreaterThan(0);
     for (const contract of ADMIN_ONLY) {
-      const path = contract.path.replace('{platform_id}', p1.platformId).replace('{key_id}', p1.keyId);
-      const body =
-        contract.method === 'post' ? (contract.operationId === 'createPlatform' ? { name: 'Owner made platform' } : {}) : undefined;
+      const path = contract.path
+        .replace('{platform_id}', p1.platformId)
+        .replace('{key_id}', p1.keyId)
+        .replace('{certificate_id}', certificateP1);
+      // A body the route would take from an administrator: the caller, not the body, is what is refused.
+      const bodies: Record<string, unknown> = {
+        createPlatform: { name: 'Owner made platform' },
+        registerSigningCertificate: { certificate_pem: platformSigner('Owner made platform').caPem },
+      };
+      const body = contract.method === 'post' ? (bodies[contract.operationId] ?? {}) : undefined;
       const response = await call(contract.operationId, contract.method.toUpperCase(), path, body);
       await expectProblem(response, 403, 'forbidden');
     }
@@ -487,6 +619,63 @@ describe('object-level authorization: another owner, another platform', () => {
       // The control: P1's own check is its to ask about (a receipt, or pending until a checkpoint covers it).
       const own = await s.send('auditReceipt', 'GET', `${s.origin}${receipt}`, undefined, { 'x-api-key': p1.apiKey });
       expect([200, 503]).toContain(own.status);
+    },
+    registerSigningCertificate: async () => {
+      // P2 cannot take P1's CA (files P1 signs would verify as P2's), nor register one in P1's name.
+      const ownCa = platformSigner(p2.name).caPem;
+      const url = '/api/v1/signing-certificates';
+      await expectProblem(await call('registerSigningCertificate', 'POST', url, { certificate_pem: caOfP1 }, asP2()), 409, 'conflict');
+      await expectProblem(
+        await call('registerSigningCertificate', 'POST', url, { certificate_pem: ownCa, platform_name: p1.name }, asP2()),
+        403,
+        'platform_mismatch',
+      );
+    },
+    listSigningCertificates: async () => {
+      const own = await call('listSigningCertificates', 'GET', '/api/v1/signing-certificates', undefined, asP2());
+      expect(own.status).toBe(200);
+      expect(JSON.stringify(await json(own))).not.toContain(certificateP1);
+      await expectProblem(
+        await call(
+          'listSigningCertificates',
+          'GET',
+          `/api/v1/signing-certificates?platform_name=${encodeURIComponent(p1.name)}`,
+          undefined,
+          asP2(),
+        ),
+        403,
+        'platform_mismatch',
+      );
+    },
+    revokeSigningCertificate: async () => {
+      const path = `/api/v1/signing-certificates/${certificateP1}/revoke`;
+      await expectProblem(await call('revokeSigningCertificate', 'POST', path, undefined, asP2()), 404, 'not_found');
+      // The control: P1's certificate is still live.
+      const listed = await json(await fetch(`${s.origin}/api/v1/signing-certificates`, { headers: { 'x-api-key': p1.apiKey } }));
+      const certificates = listed.certificates as { certificate_id: string; revoked_at: string | null }[];
+      expect(certificates.find((certificate) => certificate.certificate_id === certificateP1)?.revoked_at).toBeNull();
+    },
+    depositManifest: async () => {
+      // The mark was issued to P1: P2 cannot attach a manifest to it.
+      attempts.push({ route: 'depositManifest', input: "a manifest for another platform's mark" });
+      const response = await s.call('depositManifest', `${s.origin}/api/v1/provenance/manifests`, {
+        method: 'POST',
+        headers: asP2(),
+        body: manifestForm(watermarkP1.id),
+      });
+      await expectProblem(response, 403, 'platform_mismatch');
+    },
+    verifyProvenance: async () => {
+      await sameAsAnyone('verifyProvenance', asP2(), verifyAs, withoutCheckId);
+    },
+    queryByBinding: async () => {
+      await sameAsAnyone('queryByBinding', asP2(), byBindingAs, withReceiptsNamed);
+    },
+    queryByContent: async () => {
+      await sameAsAnyone('queryByContent', asP2(), byContentAs, withReceiptsNamed);
+    },
+    getManifest: async () => {
+      await sameAsAnyone('getManifest', asP2(), manifestAs);
     },
   };
 
