@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type AuditEntry, auditEntryHash, GENESIS_HASH, verifyChainSegment } from './audit.js';
+import { type AuditEntry, auditCaller, auditEntryHash, CALLER_TYPES, GENESIS_HASH, verifyChainSegment } from './audit.js';
 
 async function chainOf(length: number): Promise<AuditEntry[]> {
   const entries: AuditEntry[] = [];
@@ -66,5 +66,24 @@ describe('audit chain verification', () => {
     const entries = await chainOf(6);
     expect((await verifyChainSegment(entries.slice(3), entries[2]!)).valid).toBe(true);
     expect((await verifyChainSegment(entries.slice(3), entries[1]!)).first_invalid_seq).toBe(3);
+  });
+});
+
+describe('auditCaller', () => {
+  it('names each kind of actor by its own id, the service by none', () => {
+    expect(auditCaller({ type: 'api_key', keyId: 'key-1' })).toEqual({ caller_type: 'api_key', caller_id: 'key-1' });
+    expect(auditCaller({ type: 'user', userId: 'user-1' })).toEqual({ caller_type: 'user', caller_id: 'user-1' });
+    expect(auditCaller({ type: 'anonymous', addressHash: 'ip:ab12' })).toEqual({ caller_type: 'anonymous', caller_id: 'ip:ab12' });
+    expect(auditCaller({ type: 'system' })).toEqual({ caller_type: 'system', caller_id: null });
+  });
+
+  it('covers every caller type an entry may hold', () => {
+    const actors = [
+      { type: 'api_key', keyId: 'k' },
+      { type: 'user', userId: 'u' },
+      { type: 'anonymous', addressHash: 'a' },
+      { type: 'system' },
+    ] as const;
+    expect(actors.map((actor) => auditCaller(actor).caller_type).sort()).toEqual([...CALLER_TYPES].sort());
   });
 });

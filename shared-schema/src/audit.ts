@@ -28,6 +28,30 @@ export type AuditOrder = (typeof AUDIT_ORDERS)[number];
 
 export const CALLER_TYPES = ['api_key', 'user', 'anonymous', 'system'] as const;
 
+/**
+ * Who caused an audit entry: a platform by its API key, an account, the service itself, or an
+ * anonymous caller, known only by a hash of its address (each plane hashes its own way).
+ */
+export type AuditActor =
+  | { type: 'api_key'; keyId: string }
+  | { type: 'user'; userId: string }
+  | { type: 'system' }
+  | { type: 'anonymous'; addressHash: string };
+
+/** An entry's `caller_type` and `caller_id` for `actor`: the one place an actor becomes those two fields. */
+export function auditCaller(actor: AuditActor): { caller_type: AuditActor['type']; caller_id: string | null } {
+  switch (actor.type) {
+    case 'api_key':
+      return { caller_type: actor.type, caller_id: actor.keyId };
+    case 'user':
+      return { caller_type: actor.type, caller_id: actor.userId };
+    case 'anonymous':
+      return { caller_type: actor.type, caller_id: actor.addressHash };
+    case 'system':
+      return { caller_type: actor.type, caller_id: null };
+  }
+}
+
 /** What a plane records about one decision; everything the chain entry holds but its position. */
 export const auditRecordSchema = z.object({
   check_id: uuid,

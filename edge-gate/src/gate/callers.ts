@@ -1,4 +1,4 @@
-import { type AuditRecord, hmacSha256, platformNameMismatch, toHex } from '@vip/shared-schema';
+import { type AuditRecord, auditCaller, hmacSha256, platformNameMismatch, toHex } from '@vip/shared-schema';
 import type { Caller } from '../auth/caller.js';
 import type { EdgeConfig } from '../config.js';
 import { shardOfKey } from './audit-shards.js';
@@ -64,8 +64,8 @@ export const mayRedeem = (caller: Caller, holder: string): boolean => holder ===
 
 /** The audit names a caller without secrets; an anonymous IP only as a keyed hash. */
 export async function auditedCaller(config: EdgeConfig, caller: Caller): Promise<Pick<AuditRecord, 'caller_type' | 'caller_id'>> {
-  if (caller.kind === 'platform') return { caller_type: 'api_key', caller_id: caller.key_id };
-  if (caller.kind === 'user') return { caller_type: 'user', caller_id: caller.user_id };
+  if (caller.kind === 'platform') return auditCaller({ type: 'api_key', keyId: caller.key_id });
+  if (caller.kind === 'user') return auditCaller({ type: 'user', userId: caller.user_id });
   const ipHash = toHex(await hmacSha256(config.internalSecret, `ip:${caller.ip}`)).slice(0, 32);
-  return { caller_type: 'anonymous', caller_id: `ip:${ipHash}` };
+  return auditCaller({ type: 'anonymous', addressHash: `ip:${ipHash}` });
 }

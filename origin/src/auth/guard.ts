@@ -1,4 +1,4 @@
-import { API_KEY_PREFIX, ProblemError, sha256Hex, type UserRole } from '@vip/shared-schema';
+import { API_KEY_PREFIX, type AuditActor, ProblemError, sha256Hex, type UserRole } from '@vip/shared-schema';
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { RateCredential } from '../http/rate-limit.js';
 import type { Guards } from '../http/routes.js';
@@ -110,6 +110,10 @@ export function callerOf(request: FastifyRequest): Caller {
   if (!request.principal) throw new ProblemError('authentication_required');
   return { kind: 'user', ...request.principal };
 }
+
+/** Who an audit entry names for a caller: its API key, or the signed-in user (a Principal is one). */
+export const actorOf = (caller: Caller | Principal): AuditActor =>
+  'kind' in caller && caller.kind === 'platform' ? { type: 'api_key', keyId: caller.keyId } : { type: 'user', userId: caller.userId };
 
 /** What a rate limit counts a caller by: the API key, or the signed-in user. */
 export const credentialOf = (caller: Caller): RateCredential =>

@@ -1,9 +1,9 @@
 import type { grantConsentRequestSchema } from '@vip/shared-schema';
-import { type AuditRecord, BIOMETRIC_CONSENT_STATEMENT, buildAuditRecord, ProblemError } from '@vip/shared-schema';
+import { type AuditRecord, auditCaller, BIOMETRIC_CONSENT_STATEMENT, buildAuditRecord, ProblemError } from '@vip/shared-schema';
 import { grantBiometricConsentRoute } from '@vip/shared-schema/routes/origin/biometric-consent';
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/index.js';
-import type { Principal } from '../auth/index.js';
+import { actorOf, type Principal } from '../auth/index.js';
 import type { Database } from '../db/client.js';
 import type { ConsentRow } from '../db/schema.js';
 import type { Runtime } from '../runtime.js';
@@ -50,8 +50,7 @@ function consentAuditRecord(consent: ConsentRow, principal: Principal): AuditRec
     check_id: consent.id,
     decided_at: consent.grantedAt,
     reason: `statement_version ${consent.statementVersion}`,
-    caller_type: 'user',
-    caller_id: principal.userId,
+    ...auditCaller(actorOf(principal)),
   });
 }
 

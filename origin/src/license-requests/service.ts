@@ -1,5 +1,7 @@
 import {
+  type AuditActor,
   type AuditRecord,
+  auditCaller,
   buildAuditRecord,
   type IntendedUse,
   type LicenseRepresentation,
@@ -224,7 +226,7 @@ export async function closePendingRequests(
 }
 
 /** Who acted on a request: the requesting platform's key, the owner (or an admin), or the service. */
-type RequestActor = RegistryActor | { type: 'api_key'; keyId: string };
+type RequestActor = RegistryActor | Extract<AuditActor, { type: 'api_key' }>;
 
 /**
  * A request's step as an audit record: `license.requested` when a platform asks,
@@ -246,8 +248,7 @@ function requestAuditRecord(
     platform_name: request.platformName,
     reason,
     consent_status: voice.consentStatus,
-    caller_type: actor.type,
-    caller_id: actor.type === 'api_key' ? actor.keyId : actor.type === 'user' ? actor.userId : null,
+    ...auditCaller(actor),
   });
 }
 

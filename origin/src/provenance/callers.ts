@@ -1,5 +1,5 @@
-import { sha256Hex } from '@vip/shared-schema';
-import { type Caller, credentialOf } from '../auth/index.js';
+import { auditCaller, sha256Hex } from '@vip/shared-schema';
+import { actorOf, type Caller, credentialOf } from '../auth/index.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 
 /** Who asks a public provenance route: a platform key or an account, or nobody (a client IP). */
@@ -18,14 +18,7 @@ export async function admitPublicCaller(
 
 /** Who asked, as an audit entry names a caller: the key or user id, or a hash of an anonymous caller's IP. */
 export async function auditedPublicCaller(caller: PublicCaller) {
-  return {
-    caller_type:
-      caller.kind === 'anonymous' ? ('anonymous' as const) : caller.kind === 'platform' ? ('api_key' as const) : ('user' as const),
-    caller_id:
-      caller.kind === 'anonymous'
-        ? (await sha256Hex(`ip:${caller.ip}`)).slice(0, 32)
-        : caller.kind === 'platform'
-          ? caller.keyId
-          : caller.userId,
-  };
+  return auditCaller(
+    caller.kind === 'anonymous' ? { type: 'anonymous', addressHash: (await sha256Hex(`ip:${caller.ip}`)).slice(0, 32) } : actorOf(caller),
+  );
 }

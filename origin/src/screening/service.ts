@@ -1,5 +1,6 @@
 import {
   type AuditRecord,
+  auditCaller,
   buildAuditRecord,
   ProblemError,
   platformNameMismatch,
@@ -9,7 +10,7 @@ import {
   type ScreeningResult,
 } from '@vip/shared-schema';
 import { queueAuditRecords } from '../audit/index.js';
-import { type Caller, credentialOf } from '../auth/index.js';
+import { actorOf, type Caller, credentialOf } from '../auth/index.js';
 import type { Database, Executor } from '../db/client.js';
 import { recordEvent } from '../events/index.js';
 import type { MultipartForm } from '../http/multipart-form.js';
@@ -175,8 +176,7 @@ export class ScreeningService {
       decided_at: now,
       platform_name: platformName,
       reason: `sample=${sampleHash};matches=${listed.join(',')}`,
-      caller_type: caller.kind === 'platform' ? 'api_key' : 'user',
-      caller_id: caller.kind === 'platform' ? caller.keyId : caller.userId,
+      ...auditCaller(actorOf(caller)),
     });
   }
 
@@ -201,7 +201,8 @@ export class ScreeningService {
       platform_name: platformName,
       reason: `screening_match:${screeningCheckId}:${match.confidence.toFixed(4)}`,
       license_status: match.licensed ? 'licensed' : 'unlicensed',
-      caller_type: caller.kind === 'platform' ? 'api_key' : 'user',
+      // The type alone: the owner reading it learns a platform screened, not which of its keys.
+      caller_type: actorOf(caller).type,
     });
   }
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
   type AuditRecord,
+  auditCaller,
   buildAuditRecord,
   limits,
   ProblemError,
@@ -12,7 +13,7 @@ import {
 } from '@vip/shared-schema';
 import { isCredentialContainer, scanContainer } from '@vip/shared-schema/provenance/container-scan';
 import { queueAuditRecords } from '../audit/index.js';
-import type { Principal } from '../auth/index.js';
+import { actorOf, type Principal } from '../auth/index.js';
 import { recordSpokenEvidence } from '../biometric-consent/index.js';
 import type { SpokenConsentSettings } from '../config.js';
 import type { Database, Executor } from '../db/client.js';
@@ -325,7 +326,6 @@ function spokenConsentAuditRecord(
     decided_at: now,
     voice_id: voiceId,
     reason: `statement_version ${evidence.statement_version}`,
-    caller_type: 'user',
-    caller_id: principal.userId,
+    ...auditCaller(actorOf(principal)),
   });
 }

@@ -1,5 +1,5 @@
-import { type AuditRecord, buildAuditRecord } from '@vip/shared-schema';
-import type { Principal } from '../auth/index.js';
+import { type AuditRecord, auditCaller, buildAuditRecord } from '@vip/shared-schema';
+import { actorOf, type Principal } from '../auth/index.js';
 
 type VoiceAuditKind = 'enrollment.completed' | 'enrollment.refused' | 'voice.deleted';
 
@@ -23,6 +23,6 @@ export function voiceAuditRecord(
     reason,
     // An owner also reads the entries they caused (audit/store.ts): a refused enrollment's entry sits
     // on the other owner's voice, so it is the service's, or the refused caller would learn that voice's id.
-    ...(kind === 'enrollment.refused' ? { caller_type: 'system' } : { caller_type: 'user', caller_id: principal.userId }),
+    ...auditCaller(kind === 'enrollment.refused' ? { type: 'system' } : actorOf(principal)),
   });
 }

@@ -1,4 +1,5 @@
 import {
+  auditCaller,
   buildAuditRecord,
   type listVoiceReviewsQuerySchema,
   ProblemError,
@@ -143,8 +144,7 @@ async function tellBothOwners(
       voice_id: party.voiceId,
       action: stage,
       reason: 'identity_review',
-      caller_type: caller === null ? 'system' : 'user',
-      caller_id: caller,
+      ...auditCaller(caller === null ? { type: 'system' } : { type: 'user', userId: caller }),
     }),
   );
   await queueAuditRecords(tx, records, now);

@@ -1,7 +1,8 @@
-import { type AuditRecord, buildAuditRecord, type ConsentStatus } from '@vip/shared-schema';
+import { type AuditActor, type AuditRecord, auditCaller, buildAuditRecord, type ConsentStatus } from '@vip/shared-schema';
 
 /** Who made a registry change: an account, or the service itself (the expiry job). */
-export type RegistryActor = { type: 'user'; userId: string } | { type: 'system' };
+/** Who changes a voice's registry record: its owner, or the service (an expiry). */
+export type RegistryActor = Extract<AuditActor, { type: 'user' | 'system' }>;
 
 export interface RegistryChange {
   checkId: string;
@@ -28,8 +29,7 @@ export function registryAuditRecord(change: RegistryChange): AuditRecord {
     platform_name: change.platformName,
     reason: change.reason,
     consent_status: change.consentStatus,
-    caller_type: change.actor.type,
-    caller_id: change.actor.type === 'user' ? change.actor.userId : null,
+    ...auditCaller(change.actor),
     license_terms_sha256: change.licenseTermsSha256,
   });
 }
