@@ -37,7 +37,29 @@ export interface RouteContract {
   crossOrigin?: true;
 }
 
-export const defineRoute = <const C extends RouteContract>(contract: C): C => contract;
+/**
+ * What a route's credentials let it answer, by scheme: missing credentials where some are required
+ * (not on a route any caller may call without), and a bad token or key for each scheme it takes.
+ * `defineRoute` adds them, so a contract lists only the problems of its own rules.
+ */
+const CREDENTIAL_PROBLEMS: Record<Exclude<AuthScheme, 'none'>, readonly ProblemCode[]> = {
+  bearer: ['invalid_token'],
+  apiKey: ['invalid_credentials'],
+  internalSignature: ['invalid_signature'],
+};
+
+/** The problems the route's `auth` implies (CREDENTIAL_PROBLEMS), then its own. */
+export function credentialProblems(auth: readonly AuthScheme[]): ProblemCode[] {
+  const schemes = auth.filter((scheme): scheme is Exclude<AuthScheme, 'none'> => scheme !== 'none');
+  const required: ProblemCode[] =
+    schemes.length > 0 && !auth.includes('none') && !auth.includes('internalSignature') ? ['authentication_required'] : [];
+  return [...required, ...schemes.flatMap((scheme) => CREDENTIAL_PROBLEMS[scheme])];
+}
+
+export const defineRoute = <const C extends RouteContract>(contract: C): C => ({
+  ...contract,
+  problems: [...new Set([...credentialProblems(contract.auth), ...contract.problems])],
+});
 
 /** The names of the `{parameters}` in a contract's path. */
 export type PathParamName<P extends string> = P extends `${string}{${infer Name}}${infer Rest}` ? Name | PathParamName<Rest> : never;

@@ -36,17 +36,7 @@ export const edgeRoutes = {
       schema: preSynthesisCheckResultSchema,
       headers: { RateLimit: 'current quota', 'RateLimit-Policy': 'quota policy' },
     },
-    problems: [
-      'authentication_required',
-      'invalid_credentials',
-      'invalid_token',
-      'platform_mismatch',
-      'payload_too_large',
-      'unsupported_media_type',
-      'malformed_json',
-      'validation_failed',
-      'rate_limited',
-    ],
+    problems: ['platform_mismatch', 'payload_too_large', 'unsupported_media_type', 'malformed_json', 'validation_failed', 'rate_limited'],
   }),
   demo: defineRoute({
     method: 'get',
@@ -68,9 +58,6 @@ export const edgeRoutes = {
     body: redeemRequestSchema,
     success: { status: 200, description: 'The claims of the redeemed token.', schema: redeemResultSchema },
     problems: [
-      'authentication_required',
-      'invalid_credentials',
-      'invalid_token',
       'platform_mismatch',
       'token_already_used',
       'token_expired',
@@ -105,7 +92,7 @@ export const edgeRoutes = {
     auth: ['internalSignature'],
     body: syncBatchSchema,
     success: { status: 200, description: 'How many updates were applied and how many were stale.', schema: syncAckSchema },
-    problems: ['invalid_signature', 'payload_too_large', 'unsupported_media_type', 'malformed_json', 'validation_failed'],
+    problems: ['payload_too_large', 'unsupported_media_type', 'malformed_json', 'validation_failed'],
   }),
   auditPull: defineRoute({
     method: 'post',
@@ -116,7 +103,7 @@ export const edgeRoutes = {
     auth: ['internalSignature'],
     body: auditPullRequestSchema,
     success: { status: 200, description: 'Records pending at the edge, oldest first.', schema: auditPullResponseSchema },
-    problems: ['invalid_signature', 'payload_too_large', 'unsupported_media_type', 'malformed_json', 'validation_failed'],
+    problems: ['payload_too_large', 'unsupported_media_type', 'malformed_json', 'validation_failed'],
   }),
   auditLookup: defineRoute({
     method: 'post',
@@ -131,7 +118,7 @@ export const edgeRoutes = {
       description: 'The pending record of the check, as far as visibility needs, or null.',
       schema: auditLookupResponseSchema,
     },
-    problems: ['invalid_signature', 'payload_too_large', 'unsupported_media_type', 'malformed_json', 'validation_failed'],
+    problems: ['payload_too_large', 'unsupported_media_type', 'malformed_json', 'validation_failed'],
   }),
   openApi: defineRoute({
     method: 'get',

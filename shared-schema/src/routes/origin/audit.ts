@@ -65,7 +65,7 @@ export const auditCheckpointListSchema = z.object({ checkpoints: z.array(auditCh
 export const auditCheckpointListQuerySchema = z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
 /** What every route reading audit entries can answer (the visibility rules are the audit log's). */
-const readerProblems = ['authentication_required', 'invalid_token', 'invalid_credentials', 'validation_failed'] as const;
+const readerProblems = ['validation_failed'] as const;
 
 export const auditLogRoute = defineRoute({
   method: 'get',
@@ -89,7 +89,7 @@ export const auditVerifyRoute = defineRoute({
   auth: ['bearer'],
   query: auditVerifyQuerySchema,
   success: { status: 200, description: 'Verdict', schema: auditVerdictSchema },
-  problems: [...readerProblems, 'forbidden'],
+  problems: [...readerProblems, 'invalid_credentials', 'forbidden'],
 });
 
 export const auditCheckpointsRoute = defineRoute({

@@ -40,7 +40,7 @@ export const loginRoute = defineRoute({
   auth: ['none'],
   body: loginRequestSchema,
   success: { status: 200, description: 'Logged in', schema: loginResponseSchema },
-  problems: ['validation_failed', 'malformed_json', 'invalid_credentials', 'rate_limited'],
+  problems: ['invalid_credentials', 'validation_failed', 'malformed_json', 'rate_limited'],
 });
 
 export const refreshRoute = defineRoute({
@@ -52,7 +52,7 @@ export const refreshRoute = defineRoute({
   auth: ['none'],
   body: refreshRequestSchema,
   success: { status: 200, description: 'New tokens', schema: loginResponseSchema },
-  problems: ['validation_failed', 'malformed_json', 'invalid_token', 'refresh_token_reused'],
+  problems: ['invalid_token', 'validation_failed', 'malformed_json', 'refresh_token_reused'],
 });
 
 export const logoutRoute = defineRoute({
@@ -77,7 +77,7 @@ export const changePasswordRoute = defineRoute({
   auth: ['bearer'],
   body: changePasswordRequestSchema,
   success: { status: 200, description: 'Password changed; a new session', schema: loginResponseSchema },
-  problems: ['authentication_required', 'invalid_token', 'validation_failed', 'malformed_json', 'invalid_credentials', 'rate_limited'],
+  problems: ['invalid_credentials', 'validation_failed', 'malformed_json', 'rate_limited'],
 });
 
 export const jwksRoute = defineRoute({

@@ -15,5 +15,5 @@ export const grantBiometricConsentRoute = defineRoute({
   auth: ['bearer'],
   body: grantConsentRequestSchema,
   success: { status: 201, description: 'Consent recorded', schema: consentSchema },
-  problems: ['authentication_required', 'invalid_token', 'validation_failed', 'malformed_json'],
+  problems: ['validation_failed', 'malformed_json'],
 });

@@ -18,5 +18,5 @@ export const compareVoicesRoute = defineRoute({
     voice_id: { description: "one of the caller's enrolled voices, in place of audio2" },
   },
   success: { status: 200, description: 'Comparison result', schema: comparisonResultSchema },
-  problems: ['authentication_required', 'invalid_token', 'invalid_credentials', ...audioProblems, 'not_found', 'model_mismatch'],
+  problems: [...audioProblems, 'not_found', 'model_mismatch'],
 });

@@ -20,8 +20,8 @@ import { registryVoiceParamsSchema } from '../../licenses.js';
  */
 
 /** Another owner's voice, and another platform's request, answer 404 like missing ones. */
-const ownerProblems = ['authentication_required', 'invalid_token', 'validation_failed', 'not_found'] as const;
-const platformProblems = ['authentication_required', 'invalid_credentials', 'invalid_token', 'validation_failed', 'not_found'] as const;
+const ownerProblems = ['validation_failed', 'not_found'] as const;
+const platformProblems = ['validation_failed', 'not_found'] as const;
 
 export const requestLicenseRoute = defineRoute({
   method: 'post',
@@ -33,7 +33,7 @@ export const requestLicenseRoute = defineRoute({
   params: registryVoiceParamsSchema,
   body: createLicenseRequestBodySchema,
   success: { status: 201, description: 'Request recorded; the owner is told (`license.requested`)', schema: createdLicenseRequestSchema },
-  problems: [...platformProblems, 'forbidden', 'platform_mismatch', 'conflict', 'malformed_json', 'rate_limited'],
+  problems: [...platformProblems, 'invalid_token', 'forbidden', 'platform_mismatch', 'conflict', 'malformed_json', 'rate_limited'],
 });
 
 export const listLicenseRequestsRoute = defineRoute({

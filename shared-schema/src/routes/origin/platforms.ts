@@ -13,7 +13,7 @@ import {
 
 /** Served by origin/src/platforms/ (docs/CONTRACT.md#contract-details): the TTS platforms and their API keys, kept by an administrator. */
 
-const adminProblems = ['authentication_required', 'invalid_token', 'forbidden'] as const;
+const adminProblems = ['forbidden'] as const;
 
 export const createPlatformRoute = defineRoute({
   method: 'post',

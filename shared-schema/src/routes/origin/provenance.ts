@@ -17,8 +17,6 @@ import {
 
 /** Content Credentials (docs/CONTRACT.md#content-credentials): verifying a file, and the certificates platforms sign with. */
 
-const callerProblems = ['authentication_required', 'invalid_credentials', 'invalid_token'] as const;
-
 export const verifyProvenanceRoute = defineRoute({
   method: 'post',
   path: '/api/v1/provenance/verify',
@@ -29,8 +27,9 @@ export const verifyProvenanceRoute = defineRoute({
   auth: ['none', 'apiKey', 'bearer'],
   multipart: { audio: { description: 'the file to judge (WAV, FLAC, MP3, Ogg Opus/Vorbis, WebM or M4A)', file: true, required: true } },
   success: { status: 200, description: 'The verdict and what it rests on', schema: provenanceVerificationSchema },
+  // Optional credentials, as the lookups below (lookupProblems says when they are still required).
   problems: [
-    ...callerProblems,
+    'authentication_required',
     ...AUDIO_PROBLEM_CODES,
     'malformed_manifest',
     'unsupported_media_type',
@@ -51,7 +50,7 @@ export const registerSigningCertificateRoute = defineRoute({
   auth: ['apiKey', 'bearer'],
   body: registerSigningCertificateSchema,
   success: { status: 201, description: 'Registered', schema: signingCertificateSchema },
-  problems: [...callerProblems, 'forbidden', 'platform_mismatch', 'not_found', 'conflict', 'validation_failed', 'malformed_json'],
+  problems: ['forbidden', 'platform_mismatch', 'not_found', 'conflict', 'validation_failed', 'malformed_json'],
 });
 
 export const listSigningCertificatesRoute = defineRoute({
@@ -63,7 +62,7 @@ export const listSigningCertificatesRoute = defineRoute({
   auth: ['apiKey', 'bearer'],
   query: signingCertificateListQuerySchema,
   success: { status: 200, description: 'Certificates', schema: signingCertificateListSchema },
-  problems: [...callerProblems, 'forbidden', 'platform_mismatch', 'not_found', 'validation_failed'],
+  problems: ['forbidden', 'platform_mismatch', 'not_found', 'validation_failed'],
 });
 
 export const revokeSigningCertificateRoute = defineRoute({
@@ -76,12 +75,16 @@ export const revokeSigningCertificateRoute = defineRoute({
   auth: ['apiKey', 'bearer'],
   params: signingCertificateParamsSchema,
   success: { status: 200, description: 'Revoked (again: unchanged)', schema: signingCertificateSchema },
-  problems: [...callerProblems, 'forbidden', 'not_found', 'validation_failed'],
+  problems: ['forbidden', 'not_found', 'validation_failed'],
 });
 
 // --- the C2PA soft-binding resolution API (docs/CONTRACT.md#the-soft-binding-resolution-api) ------
 
-const lookupProblems = [...callerProblems, 'validation_failed', 'rate_limited'] as const;
+/**
+ * Credentials are optional here; a request whose credentials cannot be read as either kind (an
+ * `X-API-Key` header sent twice and no `Authorization`) is still `authentication_required`.
+ */
+const lookupProblems = ['authentication_required', 'validation_failed', 'rate_limited'] as const;
 
 export const softBindingByBindingRoute = defineRoute({
   method: 'get',
@@ -137,8 +140,9 @@ export const depositManifestRoute = defineRoute({
     watermark_id: { description: 'the id of the mark written into the file (the redeem answer’s watermark.id)', required: true },
   },
   success: { status: 201, description: 'Deposited', schema: depositedManifestSchema },
+  // A Bearer token is read and refused (its key only): a bad one is invalid_token first.
   problems: [
-    ...callerProblems,
+    'invalid_token',
     'forbidden',
     'platform_mismatch',
     'not_found',

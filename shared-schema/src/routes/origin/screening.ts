@@ -26,13 +26,5 @@ export const screenSampleRoute = defineRoute({
     },
   },
   success: { status: 200, description: 'Screening result', schema: screeningResultSchema },
-  problems: [
-    'authentication_required',
-    'invalid_token',
-    'invalid_credentials',
-    'forbidden',
-    'platform_mismatch',
-    ...audioProblems,
-    'rate_limited',
-  ],
+  problems: ['forbidden', 'platform_mismatch', ...audioProblems, 'rate_limited'],
 });

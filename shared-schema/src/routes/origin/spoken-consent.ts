@@ -27,7 +27,7 @@ export const createSpokenConsentChallengeRoute = defineRoute({
   tag: 'voices',
   auth: ['bearer'],
   success: { status: 201, description: 'Challenge issued', schema: consentChallengeSchema },
-  problems: ['authentication_required', 'invalid_token', 'rate_limited'],
+  problems: ['rate_limited'],
 });
 
 /** The owner's download of the recording a voice's spoken consent was verified on (docs/DECISIONS.md#spoken-consent). */
@@ -41,5 +41,5 @@ export const spokenConsentRecordingRoute = defineRoute({
   auth: ['bearer'],
   params: voiceParamsSchema,
   success: { status: 200, description: 'The recording, byte for byte as uploaded', contentType: 'application/octet-stream' },
-  problems: ['authentication_required', 'invalid_token', 'validation_failed', 'not_found'],
+  problems: ['validation_failed', 'not_found'],
 });

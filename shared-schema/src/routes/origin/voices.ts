@@ -17,7 +17,6 @@ import { spokenConsentProblems } from './spoken-consent.js';
 
 /** Served by origin/src/voices/ (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details): enrollment, the voice list, erasure and the administrator's review of held voices. */
 
-const bearerProblems = ['authentication_required', 'invalid_token'] as const;
 /** What the engine answers for a file it cannot use, and when its queue is full: every route that takes recordings. */
 export const audioProblems = [...AUDIO_PROBLEM_CODES, 'unsupported_media_type', 'validation_failed', 'unavailable'] as const;
 
@@ -58,7 +57,7 @@ export const enrollVoiceRoute = defineRoute({
       "Voice enrolled: `status` `ready`, or `pending_review` when it resembles another owner's voice enough to need an administrator",
     schema: enrolledVoiceSchema,
   },
-  problems: [...bearerProblems, ...audioProblems, 'consent_required', ...spokenConsentProblems, 'identity_conflict'],
+  problems: [...audioProblems, 'consent_required', ...spokenConsentProblems, 'identity_conflict'],
 });
 
 export const measureRecordingsRoute = defineRoute({
@@ -77,7 +76,7 @@ export const measureRecordingsRoute = defineRoute({
     },
   },
   success: { status: 200, description: 'Each recording measured, in upload order', schema: recordingMeasurementsSchema },
-  problems: [...bearerProblems, ...audioProblems],
+  problems: [...audioProblems],
 });
 
 export const reenrollVoiceRoute = defineRoute({
@@ -103,7 +102,7 @@ export const reenrollVoiceRoute = defineRoute({
       "Voiceprint replaced: `status` `ready`, or `pending_review` (granting nothing until an administrator clears it) when it resembles another owner's voice enough to need one",
     schema: enrolledVoiceSchema,
   },
-  problems: [...bearerProblems, ...audioProblems, 'not_found', 'voice_under_review', ...spokenConsentProblems, 'identity_conflict'],
+  problems: [...audioProblems, 'not_found', 'voice_under_review', ...spokenConsentProblems, 'identity_conflict'],
 });
 
 export const listVoicesRoute = defineRoute({
@@ -115,7 +114,7 @@ export const listVoicesRoute = defineRoute({
   auth: ['bearer'],
   query: listVoicesQuerySchema,
   success: { status: 200, description: 'One page of voices', schema: voiceListSchema },
-  problems: [...bearerProblems, 'validation_failed'],
+  problems: ['validation_failed'],
 });
 
 export const deleteVoiceRoute = defineRoute({
@@ -127,11 +126,11 @@ export const deleteVoiceRoute = defineRoute({
   auth: ['bearer'],
   params: voiceParamsSchema,
   success: { status: 200, description: 'Erasure receipt', schema: deletedVoiceSchema },
-  problems: [...bearerProblems, 'validation_failed', 'not_found'],
+  problems: ['validation_failed', 'not_found'],
 });
 
 /** Admin-only: another caller answers 403 before anything about the voice is looked up. */
-const adminProblems = [...bearerProblems, 'forbidden', 'validation_failed'] as const;
+const adminProblems = ['forbidden', 'validation_failed'] as const;
 
 export const listVoiceReviewsRoute = defineRoute({
   method: 'get',

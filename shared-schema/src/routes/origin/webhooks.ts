@@ -93,8 +93,6 @@ export const webhookDeliveryListSchema = z
   .object({ deliveries: z.array(webhookDeliveryOutcomeSchema) })
   .meta({ id: 'WebhookDeliveryList' });
 
-const userProblems = ['authentication_required', 'invalid_token'] as const;
-
 export const registerWebhookRoute = defineRoute({
   method: 'post',
   path: '/api/v1/webhooks/register',
@@ -104,7 +102,7 @@ export const registerWebhookRoute = defineRoute({
   auth: ['bearer', 'apiKey'],
   body: registerWebhookRequestSchema,
   success: { status: 201, description: 'Registered', schema: registeredWebhookSchema },
-  problems: [...userProblems, 'validation_failed', 'malformed_json'],
+  problems: ['validation_failed', 'malformed_json'],
 });
 
 export const listWebhooksRoute = defineRoute({
@@ -115,7 +113,7 @@ export const listWebhooksRoute = defineRoute({
   tag: 'webhooks',
   auth: ['bearer', 'apiKey'],
   success: { status: 200, description: 'Endpoints', schema: webhookListSchema },
-  problems: [...userProblems],
+  problems: [],
 });
 
 export const deleteWebhookRoute = defineRoute({
@@ -127,7 +125,7 @@ export const deleteWebhookRoute = defineRoute({
   auth: ['bearer', 'apiKey'],
   params: webhookParamsSchema,
   success: { status: 200, description: 'Deleted', schema: deletedWebhookSchema },
-  problems: [...userProblems, 'validation_failed', 'not_found'],
+  problems: ['validation_failed', 'not_found'],
 });
 
 export const testWebhookRoute = defineRoute({
@@ -139,7 +137,7 @@ export const testWebhookRoute = defineRoute({
   auth: ['bearer', 'apiKey'],
   params: webhookParamsSchema,
   success: { status: 200, description: 'Outcome of the attempt', schema: webhookTestResultSchema },
-  problems: [...userProblems, 'validation_failed', 'not_found'],
+  problems: ['validation_failed', 'not_found'],
 });
 
 export const enableWebhookRoute = defineRoute({
@@ -152,7 +150,7 @@ export const enableWebhookRoute = defineRoute({
   auth: ['bearer', 'apiKey'],
   params: webhookParamsSchema,
   success: { status: 200, description: 'The endpoint, enabled', schema: webhookSchema },
-  problems: [...userProblems, 'validation_failed', 'not_found'],
+  problems: ['validation_failed', 'not_found'],
 });
 
 export const rotateWebhookSecretRoute = defineRoute({
@@ -164,7 +162,7 @@ export const rotateWebhookSecretRoute = defineRoute({
   auth: ['bearer', 'apiKey'],
   params: webhookParamsSchema,
   success: { status: 200, description: 'New secret, shown only here', schema: rotatedWebhookSecretSchema },
-  problems: [...userProblems, 'validation_failed', 'not_found'],
+  problems: ['validation_failed', 'not_found'],
 });
 
 export const listWebhookDeliveriesRoute = defineRoute({
@@ -177,5 +175,5 @@ export const listWebhookDeliveriesRoute = defineRoute({
   params: webhookParamsSchema,
   query: webhookDeliveryListQuerySchema,
   success: { status: 200, description: 'Deliveries, newest first', schema: webhookDeliveryListSchema },
-  problems: [...userProblems, 'validation_failed', 'not_found'],
+  problems: ['validation_failed', 'not_found'],
 });

@@ -15,7 +15,7 @@ import {
 /** Served by origin/src/registry/licenses/: a voice's licences, which the edge gate judges by, and the platform-name check made before licensing. */
 
 /** Another owner's voice answers 404 like a missing one, so voice ids cannot be probed. */
-const ownerProblems = ['authentication_required', 'invalid_token', 'validation_failed', 'not_found'] as const;
+const ownerProblems = ['validation_failed', 'not_found'] as const;
 
 export const checkPlatformNameRoute = defineRoute({
   method: 'get',
@@ -27,7 +27,7 @@ export const checkPlatformNameRoute = defineRoute({
   auth: ['bearer'],
   params: platformNameParamsSchema,
   success: { status: 200, description: 'A platform is registered under this exact name', schema: registeredPlatformNameSchema },
-  problems: ['authentication_required', 'invalid_token', 'validation_failed', 'not_found'],
+  problems: ['validation_failed', 'not_found'],
 });
 
 export const createLicenseRoute = defineRoute({

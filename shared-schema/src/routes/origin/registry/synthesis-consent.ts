@@ -7,7 +7,7 @@ import { registryVoiceParamsSchema, setConsentRequestSchema, voiceConsentSchema 
  */
 
 /** Another owner's voice answers 404 like a missing one, so voice ids cannot be probed. */
-const ownerProblems = ['authentication_required', 'invalid_token', 'validation_failed', 'not_found'] as const;
+const ownerProblems = ['validation_failed', 'not_found'] as const;
 
 export const setSynthesisConsentRoute = defineRoute({
   method: 'put',
