@@ -12,20 +12,52 @@ import { localImportsOf, sourceFiles, specifiersOf } from './imports.js';
  */
 const sourceRoot = join(repositoryRoot, 'edge-gate/src');
 
-const FORBIDDEN: Record<string, string[]> = {
-  'gate/': ['objects/', 'http/', 'routes/', 'admission/', 'edge-index/', 'auth/authenticate.ts', 'app.ts'],
-  'objects/': ['http/', 'routes/', 'admission/', 'auth/', 'app.ts'],
-  'edge-index/': ['gate/', 'objects/', 'http/', 'routes/', 'admission/', 'auth/', 'app.ts'],
-  'http/': ['routes/', 'admission/', 'objects/', 'app.ts'],
-  'admission/': ['routes/', 'app.ts'],
-};
+/** A row of the table in docs/ARCHITECTURE.md, "The edge's layers". */
+interface Layer {
+  /** Folders (ending in `/`) and files of edge-gate/src the row is about. */
+  names: string[];
+  /** What they may import: folders, files, or patterns with `*`. */
+  mayImport: string[];
+}
 
-/** The imports of `file` that cross a wall, as `file → import`. */
+const ticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map(([, name]) => name!);
+
+/** The table, read from the document: it is the one statement of the rule, and this test holds the code to it. */
+function layerTable(document: string): Layer[] {
+  const start = document.indexOf("## The edge's layers");
+  const section = document.slice(start, document.indexOf('\n## ', start + 1));
+  const rows = section
+    .split('\n')
+    .filter((line) => line.startsWith('| ') && !line.startsWith('| folder') && !line.startsWith('|---'))
+    .map((line) => line.slice(2, -2).split(' | '));
+  const layers = rows.map(([names = '', , mayImport = '']) => ({
+    names: ticked(names),
+    mayImport: ticked(mayImport),
+    below: mayImport === 'everything below',
+  }));
+  const base = layers.at(-1)!.names;
+  return layers.map(({ names, mayImport, below }, index) => ({
+    names,
+    mayImport: [...(below ? layers.slice(index + 1).flatMap((layer) => layer.names) : mayImport), ...base],
+  }));
+}
+
+const LAYERS = layerTable(readFileSync(join(repositoryRoot, 'docs/ARCHITECTURE.md'), 'utf8'));
+
+const covers = (name: string, file: string) =>
+  name.includes('*')
+    ? new RegExp(`^${name.replaceAll('.', '\\.').replaceAll('*', '[^/]*')}$`).test(file)
+    : name.endsWith('/')
+      ? file.startsWith(name)
+      : file === name;
+const layerOf = (file: string) => LAYERS.find((layer) => layer.names.some((name) => covers(name, file)));
+
+/** The imports of `file` its row does not allow, as `file → import`; a file no row names, as `file (no row)`. */
 function crossings(file: string, source: string): string[] {
-  const layer = Object.keys(FORBIDDEN).find((prefix) => file.startsWith(prefix));
-  if (!layer) return [];
+  const layer = layerOf(file);
+  if (!layer) return [`${file} (no row of the table names it)`];
   return localImportsOf(sourceRoot, file, source)
-    .filter((target) => FORBIDDEN[layer]!.some((wall) => target.startsWith(wall)))
+    .filter((target) => layerOf(target) !== layer && !layer.mayImport.some((name) => covers(name, target)))
     .map((target) => `${file} → ${target}`);
 }
 
@@ -47,6 +79,12 @@ describe("the edge's layers", () => {
       'objects/voice-home.ts → http/context.ts',
     ]);
     expect(crossings('routes/redeem.ts', "import type { VoiceGate } from '../objects/voice-gate.js';")).toEqual([]);
+    expect(crossings('admission/gate-check.ts', "import { VoiceGate } from '../objects/voice-gate.js';")).toEqual([
+      'admission/gate-check.ts → objects/voice-gate.ts',
+    ]);
+    expect(crossings('admission/gate-check.ts', "import { platformDesk } from '../objects/platform-desk-client.js';")).toEqual([]);
+    expect(crossings('gate/rules.ts', "import { loadConfig } from '../config.js';")).toEqual([]);
+    expect(crossings('stray.ts', '')).toEqual(['stray.ts (no row of the table names it)']);
   });
 
   it("addresses a Durable Object only in its typed client (objects/*-client.ts), which alone knows the object's name", () => {

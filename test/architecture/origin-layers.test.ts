@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repositoryRoot } from '../bench/support/repository.js';
@@ -174,5 +174,24 @@ describe("the origin's layers", () => {
     expect(supportOutsideTesting('voiceprint/test-support/stand-ins.ts', "import { expect } from 'vitest';")).toEqual([
       'voiceprint/test-support/stand-ins.ts → vitest',
     ]);
+  });
+});
+
+describe("docs/ARCHITECTURE.md's map of the origin", () => {
+  /** The section "The origin's folders", up to the next section of its level. */
+  const section = () => {
+    const text = readFileSync(join(repositoryRoot, 'docs/ARCHITECTURE.md'), 'utf8');
+    const start = text.indexOf("## The origin's folders");
+    return text.slice(start, text.indexOf('\n## ', start + 1));
+  };
+  /** Each folder (as `name/`) and each module beside them (tests left out) directly in origin/src. */
+  const topLevel = readdirSync(sourceRoot, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() || (/\.m?ts$/.test(entry.name) && !entry.name.endsWith('.test.ts')))
+    .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name));
+
+  it('names every folder and module of origin/src', () => {
+    expect(topLevel.length).toBeGreaterThan(20);
+    const text = section();
+    expect(topLevel.filter((name) => !text.includes(`\`${name}\``))).toEqual([]);
   });
 });
