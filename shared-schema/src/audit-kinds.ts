@@ -3,9 +3,9 @@ import type { ConsentStatus, Decision } from './enums.js';
 
 /**
  * Every kind of audit record, said once (docs/ARCHITECTURE.md#how-to-add-an-audit-kind): the actions
- * its records carry and the decision each records, who reads it besides administrators, the webhook
- * events sent beside it, and its words in the owner console's timeline. A new kind is one entry here
- * plus its emitter, which builds its records with `buildAuditRecord`.
+ * its records carry and the decision each records, who reads it besides administrators, and its
+ * words in the owner console's timeline (webhook events are webhook-events.ts's). A new kind is one
+ * entry here plus its emitter, which builds its records with `buildAuditRecord`.
  *
  * This module holds no zod, so the browser bundles can take the words without the schemas.
  */
@@ -33,8 +33,6 @@ interface AuditKindRule {
   /** Each action the kind's records carry, with the decision it records (null: not a decision about synthesis). */
   readonly actions: Readonly<Record<string, Decision | null>>;
   readonly readers: readonly AuditReaderRole[];
-  /** The webhook events sent beside records of this kind (which one depends on the change). */
-  readonly events: readonly string[];
   readonly words: Words;
 }
 
@@ -60,15 +58,12 @@ export const AUDIT_KIND_RULES = {
   'gate.decision': {
     actions: { authorized: 'allow', authorization_denied: 'deny', no_registry_record: 'unresolved' },
     readers: ['owner', 'platform', 'caller'],
-    // Every hard block, for the voice owner's subscriptions (sent by the origin's audit collector).
-    events: ['pre_synthesis.blocked'],
     words: (entry, who, use) =>
       `${who} asked to synthesize it${use}: ${entry.decision === 'allow' ? 'approved' : entry.decision === 'deny' ? 'blocked' : 'unresolved'}${entry.reason ? ` (${spaced(entry.reason)})` : ''}.`,
   },
   'authorization.redeemed': {
     actions: { redeemed: 'allow', refused: 'deny' },
     readers: ['owner', 'platform', 'caller'],
-    events: [],
     // A refused redemption (a token used twice, or revoked meanwhile) is audited under the same kind.
     words: (entry, who, use) =>
       entry.action === 'refused'
@@ -79,7 +74,6 @@ export const AUDIT_KIND_RULES = {
   'enrollment.completed': {
     actions: { enrolled: 'allow' },
     readers: ['owner', 'caller'],
-    events: ['enrollment.complete'],
     words: (entry) =>
       `A new voiceprint was enrolled for this voice${entry.reason === 'pending_review' ? '; it is held for review, as it sounds very close to a voice of another owner' : ''}.`,
   },
@@ -87,48 +81,40 @@ export const AUDIT_KIND_RULES = {
   'enrollment.refused': {
     actions: { refused: 'deny' },
     readers: ['owner'],
-    // Sent to the refused caller, who is told as for any failed enrollment.
-    events: ['enrollment.failed'],
     words: () => 'Another owner tried to enroll a voice that sounds like this one: refused (identity conflict).',
   },
   // No voice yet: the consent is spent by the enrollment that uses it.
   'biometric_consent.granted': {
     actions: { granted: null },
     readers: ['caller'],
-    events: [],
     words: (entry) => `You consented to a voiceprint of your voice (${spaced(entry.reason)}).`,
   },
   // The voice is named: the recording was checked for the enrollment that made it.
   'spoken_consent.verified': {
     actions: { verified: 'allow' },
     readers: ['owner', 'caller'],
-    events: [],
     words: () => 'The spoken consent was checked: the statement and the challenge phrase, read in this voice.',
   },
   'consent.changed': {
     actions: { changed: null },
     readers: ['owner', 'caller'],
-    events: [],
     words: (entry) => `Synthesis consent is now ${CONSENT_WORDS[entry.consent_status ?? 'unknown'] ?? entry.consent_status}.`,
   },
   // The reason is `license_<created|renewed|revoked|expired>:<license_id>`; creation has no event.
   'license.changed': {
     actions: { changed: null },
     readers: ['owner', 'platform', 'caller'],
-    events: ['license.renewed', 'license.expired', 'license.revoked'],
     words: (entry, who) => `A licence for ${who} was ${happened(entry.reason).replace(/^license /, '') || 'changed'}.`,
   },
   'voice.deleted': {
     actions: { deleted: null },
     readers: ['owner', 'caller'],
-    events: ['voice.deleted'],
     words: () => 'The voice was deleted.',
   },
   // Both voices of an identity review get the entry; the held one is the newer voiceprint.
   'voice.review': {
     actions: { held: 'unresolved', cleared: 'allow', rejected: 'deny' },
     readers: ['owner', 'caller'],
-    events: ['voice.review_pending', 'voice.review_cleared', 'voice.review_rejected'],
     words: (entry) =>
       entry.action === 'held'
         ? 'Held for an identity review: this voice and a voice of another owner sound very close, so an administrator checks them.'
@@ -140,7 +126,6 @@ export const AUDIT_KIND_RULES = {
   screening: {
     actions: { screened: null },
     readers: ['owner', 'platform', 'caller'],
-    events: ['voice.detected'],
     words: (entry, who) =>
       entry.voice_id
         ? `${who} screened a recording, and it matched this voice (confidence ${entry.reason?.split(':')[2] ?? 'unknown'}); ${entry.license_status === 'licensed' ? 'it holds a licence for it' : 'it holds no licence for it'}.`
@@ -149,7 +134,6 @@ export const AUDIT_KIND_RULES = {
   'license.requested': {
     actions: { requested: null },
     readers: ['owner', 'platform', 'caller'],
-    events: ['license.requested'],
     words: (_entry, who) => `${who} asked you for a licence.`,
   },
   // Someone checked a file whose Content Credentials, or whose watermark alone, name this voice and
@@ -158,7 +142,6 @@ export const AUDIT_KIND_RULES = {
   'provenance.verification': {
     actions: { verified: null },
     readers: ['owner', 'platform', 'caller'],
-    events: ['provenance.verification_failed'],
     words: (entry, who) => {
       const verdict = /^verdict=([a-z_]+)/.exec(entry.reason ?? '')?.[1] ?? 'unknown';
       const file = /;named_by=watermark\b/.test(entry.reason ?? '')
@@ -173,7 +156,6 @@ export const AUDIT_KIND_RULES = {
   'provenance.lookup': {
     actions: { looked_up: null },
     readers: ['owner', 'platform', 'caller'],
-    events: [],
     words: (entry, who) =>
       `Someone looked up a watermark ${who} wrote into audio of this voice (${/^lookup=([a-z]+)/.exec(entry.reason ?? '')?.[1] ?? 'unknown'}).`,
   },
@@ -181,7 +163,6 @@ export const AUDIT_KIND_RULES = {
   'license.request_closed': {
     actions: { closed: null },
     readers: ['owner', 'platform', 'caller'],
-    events: ['license.granted', 'license.request_declined'],
     words: (entry, who) => `The licence request of ${who} was closed: ${happened(entry.reason)}.`,
   },
 } as const satisfies Record<string, AuditKindRule>;
@@ -196,19 +177,6 @@ export const AUDIT_ACTIONS = [...new Set(Object.values(AUDIT_KIND_RULES).flatMap
   AuditAction,
   ...AuditAction[],
 ];
-
-/**
- * Webhook events no audit record stands behind: `enrollment.ready` is registrable but never sent
- * (docs/CONTRACT.md#events); `enrollment.failed` is also sent for enrollments refused for their
- * audio, which decide nothing about a voice.
- */
-const EVENTS_WITHOUT_AUDIT_KIND = ['enrollment.ready', 'enrollment.failed'] as const;
-
-/** Webhook events (docs/CONTRACT.md#events): those of the audit kinds, then those with none. */
-export const WEBHOOK_EVENTS = [
-  ...new Set([...Object.values(AUDIT_KIND_RULES).flatMap((rule) => rule.events), ...EVENTS_WITHOUT_AUDIT_KIND]),
-] as [WebhookEvent, ...WebhookEvent[]];
-export type WebhookEvent = Rules[AuditKind]['events'][number] | (typeof EVENTS_WITHOUT_AUDIT_KIND)[number];
 
 /** True when T is a union of two or more members. */
 type IsUnion<T, U = T> = T extends unknown ? ([U] extends [T] ? false : true) : never;

@@ -1,5 +1,3 @@
-import type { WebhookEvent } from './audit-kinds.js';
-
 /** Every value the interface names (docs/CONTRACT.md#states-and-gate-rules, docs/CONTRACT.md#answers-to-the-specifications-gaps). Written here once. */
 
 export const INTENDED_USES = ['commercial', 'audiobook', 'podcast', 'music', 'gaming'] as const;
@@ -60,13 +58,6 @@ export type LicenseDescriptionSource = (typeof LICENSE_DESCRIPTION_SOURCES)[numb
 export const LICENSE_REQUEST_STATUSES = ['pending', 'approved', 'declined', 'closed'] as const;
 export type LicenseRequestStatus = (typeof LICENSE_REQUEST_STATUSES)[number];
 
-/**
- * Webhook events (docs/CONTRACT.md#events, docs/CONTRACT.md#closing-the-loop-receipts-pages), listed beside the audit kinds
- * they are sent with. Variant B adds `voice.detected` to comparisons; screening emits it in both
- * variants; `pre_synthesis.blocked` is registrable in both.
- */
-export { WEBHOOK_EVENTS, type WebhookEvent } from './audit-kinds.js';
-
 /** The event of a test delivery (`POST /api/v1/webhooks/{id}/test`): sent on request, never subscribed to. */
 export const WEBHOOK_TEST_EVENT = 'webhook.test';
 
@@ -76,32 +67,3 @@ export const WEBHOOK_TEST_EVENT = 'webhook.test';
  */
 export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
 export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
-
-/**
- * Events that change a voice's state (docs/CONTRACT.md#events): an endpoint receives one voice's such
- * events in the order they occurred, each waiting while an earlier one of the same voice is being
- * retried. The other events report something that happened (a blocked check, a detection, a request)
- * and go out independently, in parallel, never held back by another delivery.
- */
-export const ORDERED_WEBHOOK_EVENTS = [
-  'enrollment.complete',
-  'voice.review_pending',
-  'voice.review_cleared',
-  'voice.review_rejected',
-  'license.granted',
-  'license.renewed',
-  'license.revoked',
-  'license.expired',
-  'license.request_declined',
-  'voice.deleted',
-] as const satisfies readonly WebhookEvent[];
-
-/** What a platform key may subscribe to: the events about its own licences and requests, nothing of an owner's. */
-export const PLATFORM_WEBHOOK_EVENTS = [
-  'license.granted',
-  'license.request_declined',
-  'license.renewed',
-  'license.revoked',
-  'license.expired',
-] as const satisfies readonly WebhookEvent[];
-export type PlatformWebhookEvent = (typeof PLATFORM_WEBHOOK_EVENTS)[number];

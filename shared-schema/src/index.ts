@@ -24,4 +24,5 @@ export * from './screening.js';
 export * from './spoken-consent.js';
 export * from './tlog.js';
 export * from './voices.js';
+export * from './webhook-events.js';
 export * from './webhooks.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isoTimestamp, uuid } from './common.js';
-import { WEBHOOK_EVENTS } from './enums.js';
+import { WEBHOOK_EVENTS } from './webhook-events.js';
 
 /**
  * Webhook signing, Standard Webhooks (docs/CONTRACT.md#answers-to-the-specifications-gaps): the signature is base64 HMAC-SHA256 of

@@ -96,7 +96,8 @@ async function measureDeliveries(handle: DatabaseHandle, events: number, endpoin
       }),
     );
     for (let i = 0; i < events; i++) {
-      await recordEvent(handle.db, { type: 'voice.deleted', voiceId: randomUUID(), ownerId: null }, new Date());
+      const erased = { embeddings: 1, licenses: 0, consents: 1, edge_index: true };
+      await recordEvent(handle.db, { type: 'voice.deleted', voiceId: randomUUID(), ownerId: null, fields: { erased } }, new Date());
     }
     const worker = new WebhookWorker({
       db: handle.db,

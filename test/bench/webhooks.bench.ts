@@ -1,12 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { WebhookEvent } from '@vip/shared-schema';
 import { eq } from 'drizzle-orm';
 import { loadConfig } from '../../origin/src/config.js';
 import type { DatabaseHandle } from '../../origin/src/db/client.js';
 import { domainEvents, users, webhookDeliveries, webhookEndpoints } from '../../origin/src/db/schema.js';
-import { recordEvent } from '../../origin/src/events/store.js';
+import { type NewEvent, recordEvent } from '../../origin/src/events/store.js';
 import { BackgroundLoop } from '../../origin/src/jobs/background-loop.js';
 import { systemRuntime } from '../../origin/src/runtime.js';
 import { webhookSettings } from '../../origin/src/webhooks/service.js';
@@ -81,10 +80,24 @@ async function registerEndpoint(handle: DatabaseHandle, url: string) {
 
 const voiceIds = Array.from({ length: VOICES }, () => randomUUID());
 /** Event i: a blocked check on every other one, a licence renewal of one of the voices between. */
-const eventAt = (i: number): { type: WebhookEvent; voiceId: string } => ({
-  type: i % 2 === 0 ? 'pre_synthesis.blocked' : 'license.renewed',
-  voiceId: voiceIds[Math.floor(i / 2) % VOICES]!,
-});
+/** Half blocks (delivered independently), half licence renewals (in order per voice), with the fields each carries. */
+const eventAt = (i: number): NewEvent => {
+  const voiceId = voiceIds[Math.floor(i / 2) % VOICES]!;
+  const platform_name = 'Bench Platform';
+  return i % 2 === 0
+    ? {
+        type: 'pre_synthesis.blocked',
+        voiceId,
+        ownerId: null,
+        fields: { platform_name, intended_use: 'audiobook', reason: 'no_license', check_id: randomUUID(), authorization_denied: true },
+      }
+    : {
+        type: 'license.renewed',
+        voiceId,
+        ownerId: null,
+        fields: { license_id: randomUUID(), platform_name, expires_at: '2027-06-30T00:00:00.000Z' },
+      };
+};
 
 /** The origin's webhook loop as background-jobs.ts builds it; `nudge` as the audit collector nudges it on new events. */
 function startLoop(handle: DatabaseHandle) {
@@ -125,12 +138,12 @@ async function measureThroughput(handle: DatabaseHandle, count: number): Promise
       const now = new Date();
       await handle.db.insert(domainEvents).values(
         Array.from({ length: Math.min(500, count - i) }, (_, j) => {
-          const { type, voiceId } = eventAt(i + j);
+          const { type, voiceId, fields } = eventAt(i + j);
           return {
             eventType: type,
             voiceId,
             ownerId: null,
-            payload: { event: type, voice_id: voiceId, timestamp: now.toISOString() },
+            payload: { event: type, voice_id: voiceId, timestamp: now.toISOString(), ...fields },
             occurredAt: now,
           };
         }),
@@ -180,8 +193,7 @@ async function measureLag(handle: DatabaseHandle, seconds: number): Promise<LagF
         const dueAt = started + (i * 1000) / RATE_PER_SECOND;
         const wait = dueAt - performance.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        const { type, voiceId } = eventAt(i);
-        const id = await recordEvent(handle.db, { type, voiceId, ownerId: null }, new Date());
+        const id = await recordEvent(handle.db, eventAt(i), new Date());
         committedAt.set(id, performance.now());
         loop.nudge();
       }

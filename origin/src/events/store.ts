@@ -1,17 +1,19 @@
-import type { WebhookEvent } from '@vip/shared-schema';
+import type { WebhookEvent, WebhookEventFields } from '@vip/shared-schema';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../db/client.js';
 import { domainEvents } from '../db/schema.js';
 
-export interface NewEvent {
-  type: WebhookEvent;
-  voiceId: string | null;
-  ownerId: string | null;
-  /** Set for an event about a platform's own licence or request: it goes to that platform's endpoints only. */
-  platformName?: string | null;
-  /** Event-specific fields; `event`, `voice_id` and `timestamp` (docs/CONTRACT.md#webhook-deliveries) are added here. */
-  fields?: Record<string, unknown>;
-}
+/**
+ * One event to deliver, with the fields its recipient receives (shared-schema/src/webhook-events.ts):
+ * the voice's owner (`ownerId`, or null when the voice's owner is not known), or the platform the event is
+ * about (`platformName`: its own endpoints only). `event`, `voice_id` and `timestamp`
+ * (docs/CONTRACT.md#webhook-deliveries) are added here.
+ */
+export type NewEvent = {
+  [E in WebhookEvent]:
+    | { type: E; voiceId: string | null; ownerId: string | null; platformName?: undefined; fields: WebhookEventFields<E, 'owner'> }
+    | { type: E; voiceId: string | null; ownerId: null; platformName: string; fields: WebhookEventFields<E, 'platform'> };
+}[WebhookEvent];
 
 /** Call inside the transaction that makes the change the event reports. */
 export async function recordEvent(db: Executor, event: NewEvent, now: Date): Promise<number> {

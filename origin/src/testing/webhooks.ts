@@ -6,7 +6,7 @@ import { listWebhookDeliveriesRoute, registeredWebhookSchema, registerWebhookRou
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { webhookDeliveries } from '../db/schema.js';
-import { recordEvent } from '../events/store.js';
+import { type NewEvent, recordEvent } from '../events/store.js';
 import type { Resolver } from '../webhooks/address-guard.js';
 import { SecretEncryption } from '../webhooks/secret-encryption.js';
 import { type WebhookSettings, webhookSettings } from '../webhooks/service.js';
@@ -144,8 +144,9 @@ export async function registered(token: string, events: WebhookEvent[] = ['voice
   return registeredWebhookSchema.parse(response.json());
 }
 
+/** An owner's event of `type` for the delivery tests, which exercise fan-out and delivery: its fields are left empty. */
 export const emit = (type: WebhookEvent, ownerId: string, voiceId = crypto.randomUUID()) =>
-  recordEvent(origin.database.db, { type, voiceId, ownerId }, origin.runtime.clock.now());
+  recordEvent(origin.database.db, { type, voiceId, ownerId, fields: {} } as NewEvent, origin.runtime.clock.now());
 
 /** Runs fan-out and one delivery pass, as one worker round does. */
 export async function deliverOnce(worker: WebhookWorker) {

@@ -1,11 +1,4 @@
-import {
-  auditCaller,
-  buildAuditRecord,
-  type listVoiceReviewsQuerySchema,
-  ProblemError,
-  type ReviewDecision,
-  type WebhookEvent,
-} from '@vip/shared-schema';
+import { auditCaller, buildAuditRecord, type listVoiceReviewsQuerySchema, ProblemError, type ReviewDecision } from '@vip/shared-schema';
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/index.js';
 import type { Principal } from '../auth/index.js';
@@ -28,7 +21,7 @@ import * as store from './store.js';
 
 type ReviewStage = 'held' | 'cleared' | 'rejected';
 
-const EVENT_OF: Record<ReviewStage, WebhookEvent> = {
+const EVENT_OF: Record<ReviewStage, 'voice.review_pending' | 'voice.review_cleared' | 'voice.review_rejected'> = {
   held: 'voice.review_pending',
   cleared: 'voice.review_cleared',
   rejected: 'voice.review_rejected',
@@ -131,8 +124,8 @@ async function tellBothOwners(
   now: Date,
 ): Promise<void> {
   const sides = [
-    { party: held, role: 'held_voice', caller: actor.userId },
-    ...(matched ? [{ party: matched, role: 'matched_voice', caller: stage === 'held' ? null : actor.userId }] : []),
+    { party: held, role: 'held_voice' as const, caller: actor.userId },
+    ...(matched ? [{ party: matched, role: 'matched_voice' as const, caller: stage === 'held' ? null : actor.userId }] : []),
   ];
   for (const { party, role } of sides) {
     await recordEvent(tx, { type: EVENT_OF[stage], voiceId: party.voiceId, ownerId: party.ownerId, fields: { role } }, now);

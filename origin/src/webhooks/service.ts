@@ -1,6 +1,7 @@
 import {
   type GateVariant,
   newWebhookSecret,
+  OWNER_WEBHOOK_EVENTS,
   PLATFORM_WEBHOOK_EVENTS,
   ProblemError,
   WEBHOOK_TEST_EVENT,
@@ -29,9 +30,6 @@ export interface WebhookServiceDeps {
   settings: WebhookSettings;
 }
 
-/** Events addressed to a platform only: an account's endpoint would never receive them. */
-const PLATFORM_ONLY_EVENTS: readonly WebhookEvent[] = ['license.granted', 'license.request_declined'];
-
 /** Why some of the events cannot be subscribed to by this subscriber, or null when all can. */
 function refusedEvents(subscriber: store.WebhookSubscriber, events: readonly WebhookEvent[]): string | null {
   if (subscriber.kind === 'platform') {
@@ -40,7 +38,9 @@ function refusedEvents(subscriber: store.WebhookSubscriber, events: readonly Web
       ? null
       : `a platform may subscribe only to ${PLATFORM_WEBHOOK_EVENTS.join(', ')}`;
   }
-  const platformOnly = events.filter((event) => PLATFORM_ONLY_EVENTS.includes(event));
+  // An event no owner receives would never reach an account's endpoint.
+  const allowed: readonly WebhookEvent[] = OWNER_WEBHOOK_EVENTS;
+  const platformOnly = events.filter((event) => !allowed.includes(event));
   return platformOnly.length === 0 ? null : `${platformOnly.join(', ')} go only to platforms`;
 }
 

@@ -218,7 +218,8 @@ describe('secrets at rest', () => {
       // The operator puts a new key first; the old one stays in the list to decrypt.
       const rotatedSender = { ...settings.sender, secretEncryption: new SecretEncryption([secondKey, firstKey]) };
       const deliver = async () => {
-        const event = { type: 'voice.deleted' as const, voiceId: crypto.randomUUID(), ownerId: owner.userId };
+        const erased = { embeddings: 1, licenses: 0, consents: 1, edge_index: true };
+        const event = { type: 'voice.deleted' as const, voiceId: crypto.randomUUID(), ownerId: owner.userId, fields: { erased } };
         await recordEvent(own.database.db, event, own.runtime.clock.now());
         const worker = new WebhookWorker({
           db: own.database.db,

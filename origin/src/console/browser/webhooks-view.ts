@@ -1,5 +1,5 @@
 import { h, replace } from '@vip/shared-schema/browser/dom';
-import { WEBHOOK_EVENTS } from '@vip/shared-schema/enums';
+import { OWNER_WEBHOOK_EVENTS } from '@vip/shared-schema/webhook-events';
 import { checkboxGroup, handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { api } from './session.js';
@@ -142,14 +142,14 @@ function registerForm(redraw: (notice?: HTMLElement) => void): HTMLElement {
     h('label', { for: 'webhook-url' }, 'URL'),
     h('p', { class: 'hint', id: 'webhook-url-hint' }, 'An https address that answers 2xx. Deliveries are signed (Standard Webhooks).'),
     h('input', { id: 'webhook-url', name: 'url', type: 'url', required: true, 'aria-describedby': 'webhook-url-hint', inputmode: 'url' }),
-    checkboxGroup('Events', 'events', WEBHOOK_EVENTS),
+    checkboxGroup('Events', 'events', OWNER_WEBHOOK_EVENTS),
     h('p', {}, h('button', { type: 'submit' }, 'Add endpoint')),
     status,
   );
   handleSubmit(form, status, async (data) => {
     const created = await api.webhooks.register({
       url: String(data.get('url')).trim(),
-      events: data.getAll('events').map(String) as (typeof WEBHOOK_EVENTS)[number][],
+      events: data.getAll('events').map(String) as (typeof OWNER_WEBHOOK_EVENTS)[number][],
     });
     redraw(successNotice(`Endpoint added. Its signing secret, shown only now: `, h('code', { class: 'secret' }, created.secret)));
     return undefined;

@@ -8,7 +8,6 @@ import {
   licenseTermsSha256,
   ProblemError,
   sha256Hex,
-  type WebhookEvent,
 } from '@vip/shared-schema';
 import { queueAuditRecords } from '../../audit/index.js';
 import type { Principal } from '../../auth/index.js';
@@ -67,7 +66,7 @@ export interface LicenseRenewal {
 type LicenseChange = 'created' | 'renewed' | 'renewed_with_new_terms' | 'revoked' | 'expired';
 
 /** Creation has no webhook event in the spec; the other changes do. */
-const EVENT_OF: Record<Exclude<LicenseChange, 'created'>, WebhookEvent> = {
+const EVENT_OF: Record<Exclude<LicenseChange, 'created'>, 'license.renewed' | 'license.revoked' | 'license.expired'> = {
   renewed: 'license.renewed',
   renewed_with_new_terms: 'license.renewed',
   revoked: 'license.revoked',

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { isoTimestamp, uuid } from '../../common.js';
 import { defineRoute } from '../../contract.js';
-import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_EVENTS, WEBHOOK_TEST_EVENT } from '../../enums.js';
+import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_TEST_EVENT } from '../../enums.js';
+import { WEBHOOK_EVENTS } from '../../webhook-events.js';
 import { WEBHOOK_SECRET_PREFIX } from '../../webhooks.js';
 
 /** The origin's webhook routes (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details). */
