@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { isoTimestamp, uuid } from './common.js';
+import { uuid } from './common.js';
 import { INTENDED_USES, VOICE_STATUSES } from './enums.js';
-import { licenseTermsOutput, licenseTermsSha256Schema } from './license-terms.js';
+import { licenseRequestSchema } from './license-requests.js';
+import { licenseSchema } from './licenses.js';
 import { PROVENANCE_VERDICTS } from './provenance.js';
 import { deletedVoiceSchema } from './voices.js';
 
@@ -26,9 +27,11 @@ interface WebhookEventRule {
 }
 
 /** The owner's view of a licence change: which licence, with which platform, until when. */
-const ownerLicenceChange = z.object({ license_id: uuid, platform_name: z.string(), expires_at: isoTimestamp });
+const ownerLicenceChange = licenseSchema.pick({ license_id: true, platform_name: true, expires_at: true });
 /** The platform's own copy: its licence's fields only, nothing about the owner. */
-const platformLicenceChange = z.object({ license_id: uuid, scopes: z.array(z.enum(INTENDED_USES)), expires_at: isoTimestamp });
+const platformLicenceChange = licenseSchema.pick({ license_id: true, scopes: true, expires_at: true });
+/** A licence's terms, as every answer shows them. */
+const TERMS = { description: true, description_source: true, represented_by: true, compensation: true } as const;
 const reviewRole = z.object({ role: z.enum(['held_voice', 'matched_voice']) });
 
 export const WEBHOOK_EVENT_RULES = {
@@ -68,14 +71,8 @@ export const WEBHOOK_EVENT_RULES = {
     ordered: false,
   },
   'license.requested': {
-    owner: z.object({
-      request_id: uuid,
-      platform_name: z.string(),
-      scopes: z.array(z.enum(INTENDED_USES)),
-      expires_at: isoTimestamp,
-      message: z.string().nullable(),
-      ...licenseTermsOutput,
-    }),
+    // The request as its answer shows it: what was asked, and the terms approving it would record.
+    owner: licenseRequestSchema.pick({ request_id: true, platform_name: true, scopes: true, expires_at: true, message: true, ...TERMS }),
     ordered: false,
   },
   'provenance.verification_failed': {
@@ -91,15 +88,9 @@ export const WEBHOOK_EVENT_RULES = {
   },
   // The licence token is shown only here (sealed at rest, opened for the delivery).
   'license.granted': {
-    platform: z.object({
-      license_id: uuid,
-      request_id: uuid,
-      scopes: z.array(z.enum(INTENDED_USES)),
-      expires_at: isoTimestamp,
-      ...licenseTermsOutput,
-      license_terms_sha256: licenseTermsSha256Schema,
-      license_token: z.string(),
-    }),
+    platform: licenseSchema
+      .pick({ license_id: true, scopes: true, expires_at: true, ...TERMS, license_terms_sha256: true })
+      .extend({ request_id: uuid, license_token: z.string() }),
     ordered: true,
   },
   'license.request_declined': { platform: z.object({ request_id: uuid, reason: z.string().nullable() }), ordered: true },
