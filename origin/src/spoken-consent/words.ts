@@ -240,11 +240,11 @@ function natsWithin(segments: PathSegment[], start: number, end: number): number
   return nats;
 }
 
+const utf8 = new TextDecoder();
 /** A NUL-terminated string of the WASM memory. */
 function cString(memory: Uint8Array, pointer: number): string {
   if (pointer === 0) return '';
-  const end = memory.indexOf(0, pointer);
-  return new TextDecoder().decode(memory.subarray(pointer, end));
+  return utf8.decode(memory.subarray(pointer, memory.indexOf(0, pointer)));
 }
 
 const isFiller = (name: string) => name.startsWith('<') || name.startsWith('[') || name === '(NULL)';
