@@ -21,6 +21,25 @@ const frontendSchema = z.object({
   cmn: z.boolean(),
 });
 
+/**
+ * Embeddings of public training speakers that the model's scores are normalized against
+ * (training/cohort.ts writes them): unit float32 rows, little-endian, `rows` × the model's `dim`, in
+ * a file beside the manifest.
+ */
+const cohortSchema = z.object({
+  file: z.string().regex(/^[A-Za-z0-9._-]+\.cohort\.f32$/),
+  bytes: z.number().int().positive(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  rows: z.number().int().positive(),
+  speakers: z.number().int().positive(),
+  /** Each speaker's longest recordings, at most this many. */
+  per_speaker: z.number().int().positive(),
+  /** How many of the closest cohort rows a side's mean and spread are taken over. */
+  top_k: z.number().int().positive(),
+  /** The command that wrote it, from the repository root. */
+  made_by: z.string(),
+});
+
 const modelEntrySchema = z.object({
   name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/),
   file: z.string().regex(/^[A-Za-z0-9._-]+\.onnx$/, 'a bare .onnx file name'),
@@ -34,6 +53,7 @@ const modelEntrySchema = z.object({
   threshold: z.number().min(-1).max(1),
   /** Per-condition calibration measured on dev/ (operating-points.ts); absent for an uncalibrated model. */
   calibration: calibrationSchema.optional(),
+  cohort: cohortSchema.optional(),
   normalized_output: z.boolean(),
   source: z.enum(['bundled', 'fetch']),
   card: z.string(),

@@ -15,6 +15,7 @@ interface Entry {
   dim: number;
   input: { name: string };
   output: { name: string };
+  cohort?: { file: string; sha256: string; bytes: number; rows: number; speakers: number; top_k: number };
 }
 
 const manifest = JSON.parse(readFileSync(join(MODELS, 'manifest.json'), 'utf8')) as { models: Array<Entry & { source: string }> };
@@ -79,5 +80,30 @@ describe.each(bundled)('bundled speaker model $name', (entry) => {
     const [b = []] = rows(await embed(session, entry, randomFeats(1, 300, 2)));
     const maxDiff = Math.max(...a.map((x, i) => Math.abs(x - (b[i] ?? 0))));
     expect(maxDiff).toBeGreaterThan(1e-3);
+  });
+});
+
+describe.each(bundled.filter((entry) => entry.cohort))('the score-normalization cohort of $name', (entry) => {
+  const cohort = entry.cohort!;
+  const bytes = readFileSync(join(MODELS, cohort.file));
+
+  it('is the exact file the manifest describes: its sha256, and rows × dim little-endian float32', () => {
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(cohort.sha256);
+    expect(bytes.length).toBe(cohort.bytes);
+    expect(bytes.length).toBe(cohort.rows * entry.dim * 4);
+  });
+
+  it('holds unit rows of distinct recordings, more of them than top-K', () => {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const seen = new Set<string>();
+    for (let row = 0; row < cohort.rows; row++) {
+      let norm = 0;
+      for (let i = 0; i < entry.dim; i++) norm += view.getFloat32((row * entry.dim + i) * 4, true) ** 2;
+      expect(Math.abs(Math.sqrt(norm) - 1)).toBeLessThan(1e-4);
+      seen.add(bytes.subarray(row * entry.dim * 4, (row + 1) * entry.dim * 4).toString('base64'));
+    }
+    expect(seen.size).toBe(cohort.rows);
+    expect(cohort.rows).toBeGreaterThan(cohort.top_k);
+    expect(cohort.speakers).toBeLessThanOrEqual(cohort.rows);
   });
 });

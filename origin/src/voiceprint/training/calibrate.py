@@ -1,6 +1,7 @@
 """Operating points, calibration and the 1:N figures of a speaker model, from evaluate.ts's embeddings.
 
     /usr/bin/python3 origin/src/voiceprint/training/calibrate.py work/embeddings-<key>.json [--write]
+    /usr/bin/python3 origin/src/voiceprint/training/calibrate.py work/embeddings-<key>.json --cohort-sweep COHORT_CACHE
 
 Trials, all within one set (cross-set pairs differ in language and channel and would flatter every
 figure):
@@ -17,6 +18,12 @@ distribution fitted by maximum likelihood to the top TAIL_SHARE of the impostor 
 (`impostor_tail`) for rates below what dev can measure. The
 1:N points are computed as origin/src/voiceprint/operating-points.ts computes them at start-up
 (FPIR per search at the design registry size); its defaults (defaultSearchTargets) are used here.
+
+A model with a cohort (manifest `cohort`, written by cohort.ts) also gets each condition's EER with
+adaptive score normalization (AS-norm), beside the raw figures. `--cohort-sweep` takes cohort.ts's
+cache of training speakers instead and prints those EERs for each cohort it could make (1 to 3
+recordings per speaker, each row or the speaker's average) and each top-K: how the cohort is chosen,
+on dev only (docs/DECISIONS.md, "Score normalization").
 """
 import json
 import math
@@ -62,6 +69,71 @@ class Trials:
 
 def cosines(a, b):
     return a @ b.T
+
+
+def cohort_stats(emb, cohort, k):
+    """Mean and standard deviation of each row's k highest cosines against the cohort."""
+    top = -np.partition(-(emb @ cohort.T), k - 1, axis=1)[:, :k]
+    return top.mean(1), top.std(1)
+
+
+def as_norm(cohort, k):
+    """Adaptive symmetric normalization: the cosine as a z-score against each side's k closest cohort
+    rows (how close strangers come to that side), the two z-scores averaged."""
+    def score(a, b):
+        mean_a, std_a = cohort_stats(a, cohort, k)
+        mean_b, std_b = cohort_stats(b, cohort, k)
+        c = a @ b.T
+        return 0.5 * ((c - mean_a[:, None]) / std_a[:, None] + (c - mean_b[None, :]) / std_b[None, :])
+    return score
+
+
+def read_cohort(entry):
+    cohort = entry['cohort']
+    rows = np.fromfile(os.path.join(MODELS, cohort['file']), dtype='<f4').astype(np.float64)
+    return rows.reshape(cohort['rows'], entry['dim']), cohort['top_k']
+
+
+def eer_by_set(trials):
+    """{condition: {'all': EER %, set: EER %, ...}}"""
+    out = {}
+    for condition, t in trials.items():
+        out[condition] = {'all': round(eer(t['score'], t['same'])[0], 2)}
+        for name in sorted(set(t['set'])):
+            m = t['set'] == name
+            if t['same'][m].any() and (~t['same'][m]).any():
+                out[condition][name] = round(eer(t['score'][m], t['same'][m])[0], 2)
+    return out
+
+
+def cohort_sweep(recs, emb, cohort_cache):
+    """EER per condition and set for each cohort cohort.ts's cache allows, raw first: every speaker or
+    every 2nd or 4th (by name), 1 to 3 recordings per speaker as rows or averaged, and several top-K."""
+    rows = json.load(open(cohort_cache))['recordings']
+    by_speaker = {}
+    for r in sorted(rows, key=lambda r: (-r['speech_seconds'], r['path'])):
+        by_speaker.setdefault(r['speaker'], []).append(np.asarray(r['embedding'], np.float64))
+    speakers = [by_speaker[s] for s in sorted(by_speaker)]
+    unit = lambda m: m / np.linalg.norm(m, axis=1, keepdims=True)
+    print(f"cohort cache: {len(rows)} recordings of {len(speakers)} speakers")
+    print_eers('raw cosine', eer_by_set(build_trials(recs, emb)))
+    for every in (1, 2, 4):
+        chosen = speakers[::every]
+        for per_speaker in range(1, max(len(v) for v in chosen) + 1):
+            variants = {'rows': unit(np.stack([e for v in chosen for e in v[:per_speaker]]))}
+            if per_speaker > 1:
+                variants['averaged'] = unit(np.stack([unit(np.stack(v[:per_speaker])).mean(0) for v in chosen]))
+            for kind, cohort in variants.items():
+                for k in (50, 100, 200, 400):
+                    if k < len(cohort):
+                        print_eers(f"{len(chosen)} speakers, {per_speaker} per speaker, {kind} ({len(cohort)} rows), top {k}",
+                                   eer_by_set(build_trials(recs, emb, as_norm(cohort, k))))
+
+
+def print_eers(label, eers):
+    print(label)
+    for condition, figures in eers.items():
+        print(f"   {condition:25} " + '  '.join(f"{name} {value:.2f}" for name, value in figures.items()))
 
 
 def build_trials(recs, emb, score=cosines):
@@ -224,6 +296,9 @@ def main():
     recs = data['recordings']
     emb = np.array([r['embedding'] for r in recs], np.float64)
     emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+    if '--cohort-sweep' in sys.argv:
+        cohort_sweep(recs, emb, sys.argv[sys.argv.index('--cohort-sweep') + 1])
+        return
     trials = build_trials(recs, emb)
 
     report = {'model': data['model'], 'speech': data['speech'], 'recordings': len(recs),
@@ -252,8 +327,14 @@ def main():
             'cllr_bits': round(cllr(llr, t['same']), 4), 'cllr_bits_without_duration': round(cllr(llr_plain, t['same']), 4),
             'per_set': per_set, 'at_verify': rates(t['score'], t['same'], verify)}
 
+    entry = manifest_entry(data['model'])
+    if 'cohort' in entry:
+        cohort, k = read_cohort(entry)
+        report['normalized'] = {'cohort_rows': len(cohort), 'top_k': k,
+                                'eer_pct': eer_by_set(build_trials(recs, emb, as_norm(cohort, k)))}
+
     # duplicate-eval.ts measures where copies of an enrollment score; a new calibration keeps it.
-    exact_copy = manifest_entry(data['model']).get('calibration', {}).get('enrollment_vs_enrollment', {}).get('exact_copy')
+    exact_copy = entry.get('calibration', {}).get('enrollment_vs_enrollment', {}).get('exact_copy')
     if exact_copy is not None:
         calibration['enrollment_vs_enrollment']['exact_copy'] = exact_copy
     targets = DEFAULT_TARGETS
@@ -312,6 +393,9 @@ def print_report(report):
         print(f"{label} {p['threshold']}: per-pair FAR {p['per_pair_far']:.3g} ({p['far_source']}), FNIR {p['fnir_pct']}% "
               f"{p['fnir_by_set_pct']}; FPIR {fpir}")
     print('screening point by registry size:', report['screening_point_by_registry_size'])
+    if 'normalized' in report:
+        n = report['normalized']
+        print_eers(f"AS-norm against the cohort ({n['cohort_rows']} rows, top {n['top_k']}): EER %", n['eer_pct'])
 
 
 def det_plot(trials, calibration, points, out, name):

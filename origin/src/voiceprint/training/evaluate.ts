@@ -13,15 +13,13 @@
  *    how unseen speakers are measured against points chosen on dev.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ProblemError } from '@vip/shared-schema/problem';
-import { createVoiceprintEngine } from '../index.js';
 import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../manifest.js';
-import { readSpeechManifest, type SpeechRecording } from '../speech-manifest.js';
-import { embeddingCachePath, TRAINING_WORK } from './embedding-cache.js';
+import { readSpeechManifest } from '../speech-manifest.js';
+import { embeddingCachePath, embedRecordings, TRAINING_WORK } from './embedding-cache.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -35,38 +33,6 @@ const flags = parseArgs({
   },
 }).values;
 
-/** What the cache keeps of a recording (its seconds come from the engine's speech detection instead). */
-type Recording = Pick<SpeechRecording, 'path' | 'set' | 'speaker'>;
-
-async function embedAll(dir: string, model: string | undefined, cache: string) {
-  const recordings = readSpeechManifest(dir).map(({ path, set, speaker }): Recording => ({ path, set, speaker }));
-  const engine = await createVoiceprintEngine({ threads: 2, maxQueue: 10_000, ...(model ? { model } : {}) });
-  const rows: Array<Recording & { speech_seconds: number; embedding: number[] }> = [];
-  const skipped: Array<Recording & { code: string }> = [];
-  const started = Date.now();
-  try {
-    await Promise.all(
-      recordings.map(async (recording) => {
-        try {
-          const result = await engine.embedFile(new Uint8Array(readFileSync(join(dir, recording.path))));
-          rows.push({ ...recording, speech_seconds: result.speechSeconds, embedding: Array.from(result.embedding) });
-        } catch (error) {
-          if (!(error instanceof ProblemError)) throw error;
-          skipped.push({ ...recording, code: error.code });
-        }
-      }),
-    );
-  } finally {
-    await engine.close();
-  }
-  rows.sort((a, b) => a.path.localeCompare(b.path));
-  const seconds = (Date.now() - started) / 1000;
-  console.log(
-    `${engine.model.name}: ${rows.length} recordings embedded in ${seconds.toFixed(0)} s, ${skipped.length} refused by the pipeline`,
-  );
-  writeFileSync(cache, JSON.stringify({ model: engine.model.name, speech: dir, recordings: rows, skipped }));
-}
-
 async function main() {
   const dir = resolve(flags.speech);
   const model = flags.model;
@@ -74,7 +40,7 @@ async function main() {
   const manifest = readManifest(bundledManifestPath);
   const entry = selectModel(manifest, bundledModelLocations, model);
   const cache = embeddingCachePath(dir, entry);
-  if (!existsSync(cache) || flags.fresh) await embedAll(dir, model, cache);
+  if (!existsSync(cache) || flags.fresh) await embedRecordings(dir, readSpeechManifest(dir), entry.name, cache);
   if (flags['embed-only']) {
     console.log(cache);
     return;
