@@ -8,10 +8,22 @@ export const embeddingHashString = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 export const comparisonResultSchema = z
   .object({
     similarity: z.number().describe('cosine similarity of the two embeddings, in [-1, 1]'),
-    is_same_speaker: z.boolean().describe('similarity >= threshold; evidence for review, not a verdict'),
+    normalized_score: z
+      .number()
+      .nullable()
+      .describe(
+        "the similarity after adaptive score normalization against the model's cohort of training speakers, where this trial condition is decided on it; null where it is decided on the similarity",
+      ),
+    is_same_speaker: z
+      .boolean()
+      .describe(
+        'the score the condition is decided on (normalized_score, else similarity) >= threshold; evidence for review, not a verdict',
+      ),
     embedding1_hash: embeddingHashString,
     embedding2_hash: embeddingHashString,
-    threshold: z.number().describe("the model's calibrated point for this trial condition"),
+    threshold: z
+      .number()
+      .describe("the model's calibrated point for this trial condition, on normalized_score when it is not null, else on similarity"),
     model: z.string(),
     condition: z
       .enum(TRIAL_CONDITIONS)

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { comparisonResultSchema, pathOf } from '@vip/shared-schema';
 import { compareVoicesRoute } from '@vip/shared-schema/routes/origin/detection';
 import { eq } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { domainEvents, voiceEmbeddings, voices } from '../db/schema.js';
+import { speechDir } from '../testing/fixtures.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { platformKey } from '../testing/platforms.js';
 import { expectProblem } from '../testing/problem.js';
@@ -38,7 +41,10 @@ function expectComparison(response: LightMyRequestResponse) {
   const result = comparisonResultSchema.parse(response.json());
   expect(result.model).toBe(engine.model.name);
   expect(result.threshold).toBe(engine.points(engine.model.name)[result.condition].verify);
-  expect(result.is_same_speaker).toBe(result.similarity >= result.threshold);
+  // A condition calibrated on normalized scores answers and decides on one; the others on the cosine.
+  const normalizes = engine.model.calibration?.[result.condition].score === 'as_norm';
+  expect(result.normalized_score === null).toBe(!normalizes);
+  expect(result.is_same_speaker).toBe((result.normalized_score ?? result.similarity) >= result.threshold);
   // Calibrated models answer both scores, uncalibrated ones neither; the probability follows the LLR.
   expect(result.llr === null).toBe(result.probability === null);
   if (result.llr !== null) expect(result.probability).toBeCloseTo(1 / (1 + Math.exp(-result.llr)), 12);
@@ -77,6 +83,32 @@ describe('POST /api/v1/detection/compare', () => {
     const result = expectComparison(await compare(owner, { audio1: first!, audio2: other! }));
     if (hasCalibratedModel(engine)) expect(result.is_same_speaker).toBe(false);
     if (engine.model.calibration) expect(result.llr).toBeLessThan(0);
+  });
+
+  // Pairs of the committed fixtures where the raw cosine at its own dev point (the manifest's
+  // `threshold`) decides wrongly and the normalized score rightly: these fail without normalization.
+  const fixture = (file: string) => new Uint8Array(readFileSync(path.join(speechDir, 'so762', file)));
+  const normalizesPairs = () => engine.model.calibration?.sample_vs_sample.score === 'as_norm';
+
+  it('tells apart two speakers whose cosine alone would pass as one (score normalization)', async (context) => {
+    if (!hasCalibratedModel(engine) || !normalizesPairs()) context.skip();
+    const owner = await loggedIn(origin);
+    const audio1 = fixture('SPEAKER9608/096080021.opus');
+    const audio2 = fixture('SPEAKER9633/096330024.opus');
+    const result = expectComparison(await compare(owner, { audio1, audio2 }));
+    expect(result.similarity).toBeGreaterThan(engine.model.threshold);
+    expect(result.normalized_score).toBeLessThan(result.threshold);
+    expect(result.is_same_speaker).toBe(false);
+  });
+
+  it('recognizes one speaker whose cosine alone would fall short (score normalization)', async (context) => {
+    if (!hasCalibratedModel(engine) || !normalizesPairs()) context.skip();
+    const owner = await loggedIn(origin);
+    const audio1 = fixture('SPEAKER0003/000030012.opus');
+    const audio2 = fixture('SPEAKER0003/000030049.opus');
+    const result = expectComparison(await compare(owner, { audio1, audio2 }));
+    expect(result.similarity).toBeLessThan(engine.model.threshold);
+    expect(result.is_same_speaker).toBe(true);
   });
 
   it('gives the same hash for the same recording, and similarity 1', async () => {

@@ -58,22 +58,21 @@ export class DetectionService {
       first = await engine.embedFile(audio1.bytes);
       condition = 'sample_vs_enrolled';
     }
-    const similarity = engine.cosine(first, second);
-    const threshold = engine.points(first.model)[condition].verify;
-    const calibrated = engine.score(first.model, condition, similarity, Math.min(first.speechSeconds, second.speechSeconds));
+    const judgement = engine.judge(condition, first, second);
     if (caller.kind === 'platform' && this.deps.reportDetections) {
       await this.reportDetections(caller.platformName, [first, second], engine);
     }
     return {
-      similarity,
-      is_same_speaker: similarity >= threshold,
+      similarity: judgement.similarity,
+      normalized_score: judgement.normalizedScore,
+      is_same_speaker: judgement.isSameSpeaker,
       embedding1_hash: engine.embeddingHash(first.embedding, first.model),
       embedding2_hash: engine.embeddingHash(second.embedding, second.model),
-      threshold,
+      threshold: judgement.threshold,
       model: first.model,
       condition,
-      llr: calibrated?.llr ?? null,
-      probability: calibrated?.probability ?? null,
+      llr: judgement.calibrated?.llr ?? null,
+      probability: judgement.calibrated?.probability ?? null,
     };
   }
 

@@ -265,13 +265,12 @@ export class ProvenanceService {
     const voice = await voiceStanding(db, named.voice_id);
     const enrolled = voice ? await findEmbeddingOfVoice(db, named.voice_id) : null;
     if (voice && enrolled && enrolled.model === sample.model) {
-      const similarity = engine.cosine(sample, enrolled);
-      const calibrated = engine.score(sample.model, 'sample_vs_enrolled', similarity, Math.min(sample.speechSeconds, voice.speechSeconds));
+      const judgement = engine.judge('sample_vs_enrolled', sample, { ...enrolled, speechSeconds: voice.speechSeconds });
       Object.assign(result.voice, {
         compared_with: named.voice_id,
-        similarity,
-        probability: calibrated?.probability ?? null,
-        is_same_speaker: similarity >= engine.points(sample.model).sample_vs_enrolled.verify,
+        similarity: judgement.similarity,
+        probability: judgement.calibrated?.probability ?? null,
+        is_same_speaker: judgement.isSameSpeaker,
       });
       checked(result, 'voice');
     }

@@ -21,7 +21,7 @@ import type { ChallengeRow } from '../db/schema.js';
 import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { Runtime } from '../runtime.js';
-import { decodeAudio, sniffContainer, type TaggedEmbedding, type VoiceprintEngine } from '../voiceprint/index.js';
+import { decodeAudio, sniffContainer, type TrialSide, type VoiceprintEngine } from '../voiceprint/index.js';
 import { findVoiceOfOwner } from '../voices/index.js';
 import { checkConsentWords, PHRASE_WORDS, spokenWords, type WordCalibration, type WordNotSaid, wordThresholdsOf } from './consent-words.js';
 import * as store from './store.js';
@@ -153,7 +153,7 @@ export class SpokenConsentService {
   async verify(
     principal: Principal,
     submission: SpokenConsentSubmission,
-    enrollment: TaggedEmbedding,
+    enrollment: TrialSide,
     engine: VoiceprintEngine,
   ): Promise<VerifiedConsent> {
     const challenge = this.usableChallenge(await store.findChallenge(this.deps.db, submission.challengeId), principal);
@@ -170,9 +170,8 @@ export class SpokenConsentService {
         "it carries this service's audio watermark, which platforms write into the speech they synthesize (docs/WATERMARK.md)",
       );
     }
-    const similarity = engine.cosine(consentVoice, enrollment);
-    const threshold = engine.points(enrollment.model).sample_vs_enrolled.verify;
-    if (similarity < threshold) {
+    const speaker = engine.judge('sample_vs_enrolled', consentVoice, enrollment);
+    if (!speaker.isSameSpeaker) {
       throw new ProblemError(
         'consent_speaker_mismatch',
         'The spoken consent was read by another voice than the one in the enrollment recordings.',
@@ -219,8 +218,8 @@ export class SpokenConsentService {
         heard: verdict.heard,
         statement_score: verdict.statement.score,
         phrase_wrong_words: verdict.phrase.wrong_words,
-        speaker_similarity: Math.round(similarity * 10_000) / 10_000,
-        speaker_threshold: Math.round(threshold * 10_000) / 10_000,
+        speaker_similarity: Math.round(speaker.similarity * 10_000) / 10_000,
+        speaker_threshold: Math.round(speaker.threshold * 10_000) / 10_000,
         recording_sha256: createHash('sha256').update(submission.recording.bytes).digest('hex'),
         checked_at: this.deps.runtime.clock.now().toISOString(),
       },

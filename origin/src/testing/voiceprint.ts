@@ -44,7 +44,7 @@ export async function startReviewBandEngine(points: { review: number; strict: nu
   const exceed = 0.02;
   const scale = points.strict / Math.log(exceed / strictRate);
   const condition = (verify: number) => ({
-    llr: { bias: 0, w_cosine: 10, w_quality: 0, w_interaction: 0 },
+    llr: { bias: 0, w_score: 10, w_quality: 0, w_interaction: 0 },
     verify,
     impostor_tail: { from: 0, exceed, scale, shape: 0 },
     genuine_quantiles: [
@@ -64,12 +64,11 @@ export async function startReviewBandEngine(points: { review: number; strict: nu
 }
 
 /**
- * Whether speaker verdicts mean anything: a trained model with a calibrated threshold. The bundled
- * model ships with threshold 0 until it is calibrated, and a stand-in has random weights; with
- * either, tests assert the shape of the answers only.
+ * Whether speaker verdicts mean anything: a trained model with a calibration. A stand-in has random
+ * weights and no calibration; with it, tests assert the shape of the answers only.
  */
 export const hasCalibratedModel = (engine: VoiceprintEngine): boolean =>
-  TRAINED_MODELS.includes(engine.model.name) && engine.points(engine.model.name).sample_vs_sample.verify > 0;
+  TRAINED_MODELS.includes(engine.model.name) && engine.model.calibration !== undefined;
 
 let speechManifest: SpeechRecording[] | undefined;
 

@@ -17,7 +17,7 @@ import {
 } from '../testing/stand-ins.js';
 import { TempDir } from '../testing/temp-dir.js';
 import { createVoiceprintEngine, type VoiceprintEngine } from './engine.js';
-import { ModelIntegrityError, readManifest } from './manifest.js';
+import { bundledManifestPath, type ModelEntry, ModelIntegrityError, readManifest } from './manifest.js';
 import { readOnnxMetadata } from './onnx-metadata.js';
 import { ModelContractError } from './speaker-model.js';
 
@@ -317,6 +317,31 @@ describe('voiceprint engine', () => {
     },
     ENGINE_TEST_TIMEOUT_MS,
   );
+
+  it('fails to start on a cohort that is not the manifest one, or a normalized calibration without a cohort', async () => {
+    const bundledEntry = readManifest(bundledManifestPath).models.find((model) => model.cohort)!;
+    const withModels = (name: string, change: (entry: ModelEntry) => ModelEntry) => {
+      const models = writeTestModels(path.join(tmp.path, name), { campplus: false });
+      const manifest = {
+        models: models.manifest.models.map((model) => (model.source === 'bundled' ? change(model) : model)),
+      };
+      writeFileSync(models.manifestPath, JSON.stringify(manifest));
+      return models;
+    };
+    // The shipped cohort's entry on the stand-in, with one byte of the file changed.
+    const tampered = withModels('tampered-cohort', (entry) => ({ ...entry, cohort: bundledEntry.cohort }));
+    const cohortBytes = readFileSync(path.join(path.dirname(bundledManifestPath), bundledEntry.cohort!.file));
+    cohortBytes[100] = cohortBytes[100]! ^ 1;
+    writeFileSync(path.join(path.dirname(tampered.manifestPath), bundledEntry.cohort!.file), cohortBytes);
+    await expect(createVoiceprintEngine({ ...tampered, backend: 'web', threads: 1 })).rejects.toThrow(
+      /cohort of model "vip-speaker-stand-in": .* with sha256 [0-9a-f]{64}; the manifest expects/,
+    );
+    // The shipped calibration (sample vs sample on normalized scores) on a model without a cohort.
+    const noCohort = withModels('no-cohort', (entry) => ({ ...entry, calibration: bundledEntry.calibration }));
+    await expect(createVoiceprintEngine({ ...noCohort, backend: 'web', threads: 1 })).rejects.toThrow(
+      /decides on normalized scores but has no cohort/,
+    );
+  });
 
   it('fails to start when the model file is missing', async () => {
     const models = writeTestModels(path.join(tmp.path, 'missing'), { campplus: false });

@@ -1,18 +1,28 @@
 import os from 'node:os';
 import path from 'node:path';
-import type { TrialCondition } from '@vip/shared-schema';
+import { TRIAL_CONDITIONS, type TrialCondition } from '@vip/shared-schema';
 import { limits } from '@vip/shared-schema/limits';
 import { ProblemError } from '@vip/shared-schema/problem';
 import type { FileCredentials } from '@vip/shared-schema/provenance/credentials';
 import type { WatermarkDetection } from '@vip/shared-schema/watermark/index';
 import { startWorker } from '../worker-threads.js';
-import { bundledManifestPath, type ModelEntry, modelPath, readManifest, readVerifiedModel, selectModel } from './manifest.js';
+import { type Cohort, cohortStats, normalizedScore, readVerifiedCohort } from './cohort.js';
+import {
+  bundledManifestPath,
+  type ModelEntry,
+  ModelIntegrityError,
+  modelPath,
+  readManifest,
+  readVerifiedModel,
+  selectModel,
+} from './manifest.js';
 import type { BackendChoice, BackendName } from './onnx-runtime.js';
 import {
   defaultSearchTargets,
   type OperatingPoints,
   operatingPoints,
   type SearchTargets,
+  scoreOf,
   type TrialScore,
   trialScore,
   uncalibratedPoints,
@@ -51,6 +61,25 @@ export interface EnrollmentResult extends TaggedEmbedding {
   files: EmbedFileResult[];
 }
 
+/** The conditions decided 1:1, at a verify point (enrollments meet only in the 1:N conflict search). */
+export type VerifyCondition = Extract<TrialCondition, 'sample_vs_sample' | 'sample_vs_enrolled'>;
+
+/** One side of a 1:1 trial: an embedding and the speech seconds behind it. */
+export type TrialSide = TaggedEmbedding & { speechSeconds: number };
+
+/** A 1:1 decision and the figures it was made with. */
+export interface Judgement {
+  /** Cosine of the two embeddings, in [-1, 1]. */
+  similarity: number;
+  /** The cosine after AS-norm against the model's cohort where the condition decides on it (its calibration's `score`), else null. */
+  normalizedScore: number | null;
+  /** The condition's 1:1 point, on the score the decision is made on. */
+  threshold: number;
+  isSameSpeaker: boolean;
+  /** The calibrated LLR and probability, or null for a model without a calibration. */
+  calibrated: TrialScore | null;
+}
+
 export interface VoiceprintEngine {
   /** The manifest entry being run, and the ONNX runtime the threads use. */
   readonly model: ModelEntry;
@@ -74,10 +103,12 @@ export interface VoiceprintEngine {
   embedMany(files: readonly Uint8Array[], names?: readonly string[], options?: { minSpeechSeconds?: number }): Promise<EnrollmentResult>;
   cosine(a: TaggedEmbedding, b: TaggedEmbedding): number;
   embeddingHash(embedding: Float32Array, model: string): string;
-  /** The cosine thresholds of a model, per trial condition and use. */
+  /** The thresholds of a model, per trial condition and use, on the score each condition decides on (its calibration's `score`). */
   points(model: string): OperatingPoints;
   /** The calibrated score of a trial, or null for a model without a calibration. */
   score(model: string, condition: TrialCondition, cosine: number, shorterSeconds: number): TrialScore | null;
+  /** Decides a 1:1 trial at the condition's verify point, on the score its calibration names. */
+  judge(condition: VerifyCondition, a: TrialSide, b: TrialSide): Judgement;
   close(): Promise<void>;
 }
 
@@ -124,6 +155,14 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
         : uncalibratedPoints(options.thresholds?.[model.name] ?? model.threshold),
     ]),
   );
+  // A condition calibrated on normalized scores needs its model's cohort: a manifest without it is refused at start.
+  const cohorts = new Map<string, Cohort>();
+  for (const model of manifest.models) {
+    const normalizes = TRIAL_CONDITIONS.some((condition) => model.calibration && scoreOf(model.calibration[condition]) === 'as_norm');
+    const cohort = model.source === 'bundled' ? readVerifiedCohort(model, locations.manifestDir) : null;
+    if (cohort) cohorts.set(model.name, cohort);
+    else if (normalizes) throw new ModelIntegrityError(`model "${model.name}" decides on normalized scores but has no cohort`);
+  }
   const known = <T>(map: Map<string, T>, model: string): T => {
     const value = map.get(model);
     if (value === undefined) throw new Error(`model "${model}" is not in the manifest`);
@@ -173,6 +212,21 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
       options.thresholds?.[model] === undefined
         ? trialScore(known(models, model).calibration, condition, cosineValue, shorterSeconds)
         : null,
+    judge(condition, a, b) {
+      const similarity = cosine(a, b);
+      const calibration = options.thresholds?.[a.model] === undefined ? known(models, a.model).calibration : undefined;
+      const cohort = calibration && scoreOf(calibration[condition]) === 'as_norm' ? cohorts.get(a.model) : undefined;
+      const normalized = cohort ? normalizedScore(similarity, cohortStats(cohort, a.embedding), cohortStats(cohort, b.embedding)) : null;
+      const score = normalized ?? similarity;
+      const threshold = known(points, a.model)[condition].verify;
+      return {
+        similarity,
+        normalizedScore: normalized,
+        threshold,
+        isSameSpeaker: score >= threshold,
+        calibrated: trialScore(calibration, condition, score, Math.min(a.speechSeconds, b.speechSeconds)),
+      };
+    },
     close: () => pool.close(),
   };
 }

@@ -8,6 +8,7 @@ export {
   createVoiceprintEngine,
   defaultPipelineLimits,
   type EnrollmentResult,
+  type TrialSide,
   type VoiceprintEngine,
   type VoiceprintEngineOptions,
 } from './engine.js';

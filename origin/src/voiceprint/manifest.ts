@@ -49,7 +49,7 @@ const modelEntrySchema = z.object({
   input: z.object({ name: z.string(), shape: z.array(dimension) }),
   output: z.object({ name: z.string(), shape: z.array(dimension) }),
   frontend: frontendSchema,
-  /** The 1:1 sample-vs-sample point; the only point of a model without `calibration`. */
+  /** The 1:1 sample-vs-sample point on the cosine; the only point of a model without `calibration`. */
   threshold: z.number().min(-1).max(1),
   /** Per-condition calibration measured on dev/ (operating-points.ts); absent for an uncalibrated model. */
   calibration: calibrationSchema.optional(),

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type Calibration, operatingPoints, perPairRate, tailThreshold, trialScore } from './operating-points.js';
 
 const condition = (verify: number, from: number) => ({
-  llr: { bias: -10, w_cosine: 20, w_quality: 0.5, w_interaction: 1 },
+  llr: { bias: -10, w_score: 20, w_quality: 0.5, w_interaction: 1 },
   verify,
   impostor_tail: { from, exceed: 0.01, scale: 0.03, shape: 0 },
   genuine_quantiles: [

@@ -19,8 +19,9 @@ distribution fitted by maximum likelihood to the top TAIL_SHARE of the impostor 
 1:N points are computed as origin/src/voiceprint/operating-points.ts computes them at start-up
 (FPIR per search at the design registry size); its defaults (defaultSearchTargets) are used here.
 
-A model with a cohort (manifest `cohort`, written by cohort.ts) also gets each condition's EER with
-adaptive score normalization (AS-norm), beside the raw figures. `--cohort-sweep` takes cohort.ts's
+A model with a cohort (manifest `cohort`, written by cohort.ts) is calibrated on adaptive
+score-normalized (AS-norm) scores in NORMALIZED_CONDITIONS (the condition's `score` says which score
+it decides on), and its report gives every condition's EER both ways. `--cohort-sweep` takes cohort.ts's
 cache of training speakers instead and prints those EERs for each cohort it could make (1 to 3
 recordings per speaker, each row or the speaker's average) and each top-K: how the cohort is chosen,
 on dev only (docs/DECISIONS.md, "Score normalization").
@@ -42,6 +43,9 @@ DEFAULT_TARGETS = {'design_registry_size': 100_000, 'screening_fpir': 0.01,
 GENUINE_SHARES = [0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5]
 REGISTRY_SIZES = [1, 10, 100, 1_000, 10_000, 100_000]
 TAIL_SHARE = 0.02
+# The conditions decided on AS-norm scores when the model has a cohort (docs/DECISIONS.md, "Score
+# normalization"); the others keep the cosine. Each condition's calibration records which it is.
+NORMALIZED_CONDITIONS = ('sample_vs_sample',)
 
 
 def enroll(emb, secs):
@@ -247,17 +251,22 @@ def per_pair_rate(fpir, n):
     return -math.expm1(math.log1p(-fpir) / n)
 
 
-def tail_threshold(tail, rate):
+def ceiling(cal):
+    """As operating-points.ts: the highest score a condition can give (a normalized score has no bound)."""
+    return 1.0 if cal.get('score', 'cosine') == 'cosine' else math.inf
+
+
+def tail_threshold(tail, rate, highest=1.0):
     if rate >= tail['exceed']:
         return tail['from']
     ratio = tail['exceed'] / rate
     shape, scale = tail['shape'], tail['scale']
     above = scale * math.log(ratio) if shape == 0 else scale / shape * (ratio ** shape - 1)
-    return min(1.0, tail['from'] + above)
+    return min(highest, tail['from'] + above)
 
 
 def search_point(cal, fpir, n):
-    return max(cal['verify'], tail_threshold(cal['impostor_tail'], per_pair_rate(fpir, n)))
+    return max(cal['verify'], tail_threshold(cal['impostor_tail'], per_pair_rate(fpir, n), ceiling(cal)))
 
 
 def genuine_quantile(quantiles, share):
@@ -267,7 +276,7 @@ def genuine_quantile(quantiles, share):
 
 def strict_point(cal, targets):
     """As operating-points.ts: the strict FPIR point, but never above where copies of an enrollment score."""
-    return min(search_point(cal, targets['conflict_strict_fpir'], targets['design_registry_size']), cal.get('exact_copy', 1.0))
+    return min(search_point(cal, targets['conflict_strict_fpir'], targets['design_registry_size']), cal.get('exact_copy', ceiling(cal)))
 
 
 def review_point(cal, targets):
@@ -299,10 +308,21 @@ def main():
     if '--cohort-sweep' in sys.argv:
         cohort_sweep(recs, emb, sys.argv[sys.argv.index('--cohort-sweep') + 1])
         return
-    trials = build_trials(recs, emb)
+    raw = build_trials(recs, emb)
+    trials = dict(raw)
+    entry = manifest_entry(data['model'])
 
     report = {'model': data['model'], 'speech': data['speech'], 'recordings': len(recs),
               'refused_by_pipeline': len(data['skipped']), 'conditions': {}}
+    scores = {condition: 'cosine' for condition in trials}
+    if 'cohort' in entry:
+        cohort, k = read_cohort(entry)
+        normalized = build_trials(recs, emb, as_norm(cohort, k))
+        report['normalized'] = {'cohort_rows': len(cohort), 'top_k': k, 'raw_eer_pct': eer_by_set(raw),
+                                'eer_pct': eer_by_set(normalized)}
+        for condition in NORMALIZED_CONDITIONS:
+            trials[condition] = normalized[condition]
+            scores[condition] = 'as_norm'
     calibration = {'dataset': f"{os.path.basename(os.path.normpath(data['speech']))}: {len(recs)} recordings, "
                               f"{len({r['speaker'] for r in recs})} speakers"}
     for condition, t in trials.items():
@@ -311,7 +331,8 @@ def main():
         _, llr_plain = fit_llr(t['score'], t['same'], t['q'], with_quality=False)
         tail = fit_tail(t['score'][~t['same']])
         calibration[condition] = {
-            'llr': {'bias': round(beta[0], 5), 'w_cosine': round(beta[1], 5), 'w_quality': round(beta[2], 5),
+            'score': scores[condition],
+            'llr': {'bias': round(beta[0], 5), 'w_score': round(beta[1], 5), 'w_quality': round(beta[2], 5),
                     'w_interaction': round(beta[3], 5)},
             'verify': round(verify, 4), 'impostor_tail': tail,
             'genuine_quantiles': [[share, round(float(np.quantile(t['score'][t['same']], share)), 5)] for share in GENUINE_SHARES]}
@@ -326,12 +347,6 @@ def main():
             'genuine': int(t['same'].sum()), 'impostor': int((~t['same']).sum()), 'eer_pct': round(e, 2),
             'cllr_bits': round(cllr(llr, t['same']), 4), 'cllr_bits_without_duration': round(cllr(llr_plain, t['same']), 4),
             'per_set': per_set, 'at_verify': rates(t['score'], t['same'], verify)}
-
-    entry = manifest_entry(data['model'])
-    if 'cohort' in entry:
-        cohort, k = read_cohort(entry)
-        report['normalized'] = {'cohort_rows': len(cohort), 'top_k': k,
-                                'eer_pct': eer_by_set(build_trials(recs, emb, as_norm(cohort, k)))}
 
     # duplicate-eval.ts measures where copies of an enrollment score; a new calibration keeps it.
     exact_copy = entry.get('calibration', {}).get('enrollment_vs_enrollment', {}).get('exact_copy')
@@ -368,7 +383,8 @@ def main():
         manifest_path = os.path.join(MODELS, 'manifest.json')
         manifest = json.load(open(manifest_path))
         entry = manifest_entry(name, manifest)
-        entry['threshold'] = calibration['sample_vs_sample']['verify']
+        # The single point a model has when its calibration is not used (VOICEPRINT_THRESHOLDS): a cosine.
+        entry['threshold'] = round(eer(raw['sample_vs_sample']['score'], raw['sample_vs_sample']['same'])[1], 4)
         entry['calibration'] = calibration
         with open(manifest_path, 'w') as f:
             f.write(json.dumps(manifest, indent=2) + '\n')
@@ -395,6 +411,7 @@ def print_report(report):
     print('screening point by registry size:', report['screening_point_by_registry_size'])
     if 'normalized' in report:
         n = report['normalized']
+        print_eers('raw cosine: EER %', n['raw_eer_pct'])
         print_eers(f"AS-norm against the cohort ({n['cohort_rows']} rows, top {n['top_k']}): EER %", n['eer_pct'])
 
 
@@ -416,7 +433,7 @@ def det_plot(trials, calibration, points, out, name):
         ax.plot(norm.ppf(far[keep]), norm.ppf(frr[keep]), color=colours[condition],
                 label=f"{condition.replace('_', ' ')} (EER {eer(t['score'], t['same'])[0]:.2f}%)")
         tail = calibration[condition]['impostor_tail']
-        modelled = np.linspace(tail['from'], 1, 400)
+        modelled = np.linspace(tail['from'], 1 if calibration[condition]['score'] == 'cosine' else gen[-1], 400)
         far_tail = np.array([tail_far(tail, x) for x in modelled])
         frr_tail = np.searchsorted(gen, modelled, side='left') / len(gen)
         keep = (far_tail > 1e-12) & (frr_tail > 0) & (frr_tail < 1)
