@@ -284,6 +284,21 @@ def review_point(cal, targets):
     return min(strict, max(cal['verify'], genuine_quantile(cal['genuine_quantiles'], targets['conflict_review_fnir'])))
 
 
+def fnir_at_design_size(trials, kind):
+    """FNIR % on dev at two 1:N points the default targets set, with trials scored one way (`kind`,
+    cosine or as_norm): screening's search point, and the strict conflict FPIR point without a copy's
+    floor (exact_copy is measured on the cosine). How normalization would move the 1:N decisions."""
+    out = {}
+    for label, condition, fpir in (('sample_vs_enrolled.search', 'sample_vs_enrolled', DEFAULT_TARGETS['screening_fpir']),
+                                   ('enrollment_vs_enrollment.strict_fpir', 'enrollment_vs_enrollment',
+                                    DEFAULT_TARGETS['conflict_strict_fpir'])):
+        t = trials[condition]
+        cal = {'score': kind, 'verify': eer(t['score'], t['same'])[1], 'impostor_tail': fit_tail(t['score'][~t['same']])}
+        point = search_point(cal, fpir, DEFAULT_TARGETS['design_registry_size'])
+        out[label] = {'point': round(point, 4), 'fnir_pct': rates(t['score'], t['same'], point)['frr_pct']}
+    return out
+
+
 def far_at(trials, tail, threshold):
     """Measured FAR where dev holds enough impostors above the point, else the fitted tail's."""
     imp = trials['score'][~trials['same']]
@@ -319,7 +334,9 @@ def main():
         cohort, k = read_cohort(entry)
         normalized = build_trials(recs, emb, as_norm(cohort, k))
         report['normalized'] = {'cohort_rows': len(cohort), 'top_k': k, 'raw_eer_pct': eer_by_set(raw),
-                                'eer_pct': eer_by_set(normalized)}
+                                'eer_pct': eer_by_set(normalized),
+                                'raw_fnir_at_design_size': fnir_at_design_size(raw, 'cosine'),
+                                'fnir_at_design_size': fnir_at_design_size(normalized, 'as_norm')}
         for condition in NORMALIZED_CONDITIONS:
             trials[condition] = normalized[condition]
             scores[condition] = 'as_norm'
@@ -413,6 +430,10 @@ def print_report(report):
         n = report['normalized']
         print_eers('raw cosine: EER %', n['raw_eer_pct'])
         print_eers(f"AS-norm against the cohort ({n['cohort_rows']} rows, top {n['top_k']}): EER %", n['eer_pct'])
+        for label in n['fnir_at_design_size']:
+            raw, normalized = n['raw_fnir_at_design_size'][label], n['fnir_at_design_size'][label]
+            print(f"{label} at the design size: FNIR {raw['fnir_pct']}% at {raw['point']} (cosine), "
+                  f"{normalized['fnir_pct']}% at {normalized['point']} (AS-norm)")
 
 
 def det_plot(trials, calibration, points, out, name):
