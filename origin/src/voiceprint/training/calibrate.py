@@ -285,9 +285,10 @@ def review_point(cal, targets):
 
 
 def fnir_at_design_size(trials, kind):
-    """FNIR % on dev at two 1:N points the default targets set, with trials scored one way (`kind`,
-    cosine or as_norm): screening's search point, and the strict conflict FPIR point without a copy's
-    floor (exact_copy is measured on the cosine). How normalization would move the 1:N decisions."""
+    """How normalization would move the 1:N decisions: with trials scored one way (`kind`, cosine or
+    as_norm), FNIR % on dev at screening's search point and at the strict conflict FPIR point without a
+    copy's floor (exact_copy is measured on the cosine), and at the review point (the conflict FNIR
+    target) the share of different-speaker enrollment pairs dev measures above it."""
     out = {}
     for label, condition, fpir in (('sample_vs_enrolled.search', 'sample_vs_enrolled', DEFAULT_TARGETS['screening_fpir']),
                                    ('enrollment_vs_enrollment.strict_fpir', 'enrollment_vs_enrollment',
@@ -296,6 +297,10 @@ def fnir_at_design_size(trials, kind):
         cal = {'score': kind, 'verify': eer(t['score'], t['same'])[1], 'impostor_tail': fit_tail(t['score'][~t['same']])}
         point = search_point(cal, fpir, DEFAULT_TARGETS['design_registry_size'])
         out[label] = {'point': round(point, 4), 'fnir_pct': rates(t['score'], t['same'], point)['frr_pct']}
+    t = trials['enrollment_vs_enrollment']
+    review = max(eer(t['score'], t['same'])[1], float(np.quantile(t['score'][t['same']], DEFAULT_TARGETS['conflict_review_fnir'])))
+    r = rates(t['score'], t['same'], review)
+    out['enrollment_vs_enrollment.review'] = {'point': round(review, 4), 'fnir_pct': r['frr_pct'], 'far_pct': r['far_pct']}
     return out
 
 
@@ -432,8 +437,9 @@ def print_report(report):
         print_eers(f"AS-norm against the cohort ({n['cohort_rows']} rows, top {n['top_k']}): EER %", n['eer_pct'])
         for label in n['fnir_at_design_size']:
             raw, normalized = n['raw_fnir_at_design_size'][label], n['fnir_at_design_size'][label]
-            print(f"{label} at the design size: FNIR {raw['fnir_pct']}% at {raw['point']} (cosine), "
-                  f"{normalized['fnir_pct']}% at {normalized['point']} (AS-norm)")
+            measured = lambda p: f", measured FAR {p['far_pct']}%" if 'far_pct' in p else ''
+            print(f"{label}: FNIR {raw['fnir_pct']}% at {raw['point']} (cosine{measured(raw)}), "
+                  f"{normalized['fnir_pct']}% at {normalized['point']} (AS-norm{measured(normalized)})")
 
 
 def det_plot(trials, calibration, points, out, name):

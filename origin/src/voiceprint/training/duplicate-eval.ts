@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { limits } from '@vip/shared-schema';
+import { cohortStats, normalizedScore, readVerifiedCohort } from '../cohort.js';
 import { createVoiceprintEngine } from '../index.js';
 import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../manifest.js';
 import { averageEmbeddings, cosine } from '../similarity.js';
@@ -45,6 +46,9 @@ async function main() {
   const scratch = mkdtempSync(join(tmpdir(), 'duplicate-eval-'));
   const engine = await createVoiceprintEngine({ threads: 2, maxQueue: 10_000, model: entry.name });
   const scores: number[] = [];
+  // What the same copies score after AS-norm, where the model has a cohort (docs/DECISIONS.md, "Score normalization").
+  const cohort = readVerifiedCohort(entry, bundledModelLocations.manifestDir);
+  const normalized: number[] = [];
   try {
     for (const own of chosen) {
       const copies = await Promise.all(
@@ -57,24 +61,33 @@ async function main() {
           return result;
         }),
       );
-      scores.push(cosine(enrolledFrom(entry.name, own), averageEmbeddings(copies)));
+      const original = enrolledFrom(entry.name, own);
+      const copy = averageEmbeddings(copies);
+      scores.push(cosine(original, copy));
+      if (cohort) {
+        normalized.push(
+          normalizedScore(cosine(original, copy), cohortStats(cohort, original.embedding), cohortStats(cohort, copy.embedding)),
+        );
+      }
     }
   } finally {
     await engine.close();
     rmSync(scratch, { recursive: true, force: true });
   }
-  scores.sort((a, b) => a - b);
-  const at = (share: number) => scores[Math.min(scores.length - 1, Math.floor(share * scores.length))]!.toFixed(4);
-  console.log(
-    `${entry.name}: ${scores.length} enrollments sent again after an MP3 round trip: lowest cosine ${at(0)}, 5th percentile ${at(0.05)}, median ${at(0.5)}`,
-  );
+  const spread = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const at = (share: number) => sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]!.toFixed(4);
+    return `lowest ${at(0)}, 5th percentile ${at(0.05)}, median ${at(0.5)}`;
+  };
+  console.log(`${entry.name}: ${scores.length} enrollments sent again after an MP3 round trip: cosine ${spread(scores)}`);
+  if (normalized.length > 0) console.log(`the same after AS-norm against the model's cohort: ${spread(normalized)}`);
   if (flags.write) {
     const manifest = JSON.parse(readFileSync(bundledManifestPath, 'utf8')) as {
       models: Array<{ name: string; calibration?: Record<string, Record<string, unknown>> }>;
     };
     const conflict = manifest.models.find((model) => model.name === entry.name)?.calibration?.enrollment_vs_enrollment;
     if (!conflict) throw new Error(`model "${entry.name}" has no calibration: run evaluate.ts --write first`);
-    conflict.exact_copy = Math.floor(scores[0]! * 10_000) / 10_000;
+    conflict.exact_copy = Math.floor(Math.min(...scores) * 10_000) / 10_000;
     writeFileSync(bundledManifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
     console.log(`wrote exact_copy ${conflict.exact_copy} into the calibration of ${entry.name}`);
   }
