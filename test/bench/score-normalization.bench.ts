@@ -7,6 +7,41 @@ import { median, round } from './support/stats.js';
 /** Decisions per timed batch: one decision takes microseconds, under the timer's resolution. */
 const BATCH = 200;
 
+/**
+ * The decision figures this cost buys, as the model's dev evaluation measured them (`npx tsx
+ * origin/src/voiceprint/training/evaluate.ts --write`, which needs ../shared/speech/dev and writes the
+ * report read here): EER per condition and set, raw cosine against AS-norm.
+ */
+function devFigures(model: string): string[] {
+  const report = JSON.parse(
+    readFileSync(new URL(`../../origin/src/voiceprint/models/${model}.calibration.json`, import.meta.url), 'utf8'),
+  ) as {
+    normalized?: {
+      raw_eer_pct: Record<string, Record<string, number>>;
+      eer_pct: Record<string, Record<string, number>>;
+      raw_fnir_at_design_size: Record<string, { point: number; fnir_pct: number; far_pct?: number }>;
+      fnir_at_design_size: Record<string, { point: number; fnir_pct: number; far_pct?: number }>;
+    };
+  };
+  if (!report.normalized) return [];
+  const { raw_eer_pct: raw, eer_pct: normalized, raw_fnir_at_design_size: rawPoints, fnir_at_design_size: points } = report.normalized;
+  const oneToN = Object.entries(points).map(([point, { fnir_pct, far_pct }]) =>
+    far_pct === undefined
+      ? `dev FNIR at ${point} (100,000 voices), cosine → AS-norm: ${rawPoints[point]?.fnir_pct} → ${fnir_pct} %`
+      : `dev different-speaker pairs above ${point} (FNIR ${fnir_pct} % both ways), cosine → AS-norm: ${rawPoints[point]?.far_pct} → ${far_pct} %`,
+  );
+  return [
+    ...oneToN,
+    ...Object.entries(normalized).map(
+      ([condition, sets]) =>
+        `dev EER ${condition.replaceAll('_', ' ')}, cosine → AS-norm (evaluate.ts --write): ` +
+        Object.entries(sets)
+          .map(([set, value]) => `${set} ${raw[condition]?.[set]} → ${value} %`)
+          .join(', '),
+    ),
+  ];
+}
+
 const bench: Bench = {
   title: 'Score normalization (origin): what AS-norm adds to a 1:1 decision',
   method: [
@@ -58,7 +93,10 @@ const bench: Bench = {
           goal: { atMost: 5 },
         },
       ];
-      return { figures, notes: [`${engine.model.name}; ${normalized.length} batches of ${BATCH} decisions each way.`] };
+      return {
+        figures,
+        notes: [`${engine.model.name}; ${normalized.length} batches of ${BATCH} decisions each way.`, ...devFigures(engine.model.name)],
+      };
     } finally {
       await engine.close();
     }
