@@ -25,6 +25,7 @@ const inGroup = (groupOrder: number) => ({ sequence: { groupOrder } });
 
 export default defineConfig({
   test: {
+    globalSetup: ['test/build-pages.global-setup.ts'],
     // Workers and planes log a line per request: printed for failing tests only.
     silent: 'passed-only',
     projects: [

@@ -1,14 +1,14 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
 /**
  * Compiles the browser pages' TypeScript and style sheets into one generated module per plane,
- * holding the script and the style as strings. The planes serve those strings as they are, so
- * neither needs a bundler at start or at deploy (the edge Worker has no file system), and nothing
- * is fetched: `npm run pages:build` after changing a page; a test fails while the committed output
- * is stale.
+ * holding the script and the style as strings, which the planes serve as they are (the edge Worker
+ * has no file system). The modules are build output, not sources: git ignores them, and every way
+ * in builds them first (`npm start`, `npm test`'s global setup, `npm run typecheck`, `npm run bench`,
+ * wrangler's build step at deploy; `npm run pages:build` by hand), in a quarter of a second.
  */
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -84,12 +84,24 @@ export async function renderPageBundle(bundle: PageBundle): Promise<string> {
   ].join('\n');
 }
 
+/**
+ * Writes every page bundle from the sources as they are now; answers each output's size in bytes.
+ * An output already up to date is not written again: `wrangler dev` watches the folder it lies in
+ * and rebuilds on every write.
+ */
+export async function buildPages(): Promise<Array<{ output: string; bytes: number }>> {
+  return Promise.all(
+    PAGE_BUNDLES.map(async (bundle) => {
+      const text = await renderPageBundle(bundle);
+      const file = join(root, bundle.output);
+      if (!existsSync(file) || readFileSync(file, 'utf8') !== text) writeFileSync(file, text);
+      return { output: bundle.output, bytes: text.length };
+    }),
+  );
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = performance.now();
-  for (const bundle of PAGE_BUNDLES) {
-    const text = await renderPageBundle(bundle);
-    writeFileSync(join(root, bundle.output), text);
-    console.log(`${bundle.output}: ${(text.length / 1024).toFixed(1)} KiB`);
-  }
+  for (const { output, bytes } of await buildPages()) console.log(`${output}: ${(bytes / 1024).toFixed(1)} KiB`);
   console.log(`built in ${Math.round(performance.now() - started)} ms`);
 }

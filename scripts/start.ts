@@ -28,6 +28,7 @@ import type { SigningJwk } from '../origin/src/auth/access-tokens.js';
 import type { OriginConfig } from '../origin/src/config.js';
 import type { Database } from '../origin/src/db/client.js';
 import { LOCAL_KEY_FILE, localEncryptionKeys } from '../origin/src/webhooks/secret-encryption.js';
+import { buildPages } from './build-pages.js';
 import { freePort, portIsFree } from './free-port.js';
 import { type OriginFront, startOriginFront } from './origin-front.js';
 import { type PlaneSettings, planeSettings, replicaCount } from './plane-settings.js';
@@ -363,6 +364,8 @@ async function seedWhenReady(settings: PlaneSettings, admin: DemoAdmin): Promise
 
 async function main() {
   const startedAt = Date.now();
+  // Both planes serve the pages' bundles, which are build output, not sources.
+  await buildPages();
   const args = process.argv.slice(2);
   const demo = args.includes('--demo');
   const settings = planeSettings();
