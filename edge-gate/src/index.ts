@@ -1,5 +1,4 @@
 import { createApp } from './app.js';
-import type { Env } from './env.js';
 import { systemRuntime } from './runtime.js';
 
 export { AuditOutbox } from './objects/audit-outbox.js';

@@ -2,7 +2,6 @@ import { type AuditRecord, buildAuditRecord, type PreSynthesisCheckRequest, Prob
 import type { Caller } from '../auth/caller.js';
 import type { EdgeConfig } from '../config.js';
 import { readVoiceFromKv } from '../edge-index/voices.js';
-import type { Env } from '../env.js';
 import { checkIdInShard } from '../gate/audit-shards.js';
 import { auditedCaller, type Home, holderOf, homeOf } from '../gate/callers.js';
 import type { GateVerdict } from '../gate/outcomes.js';

@@ -1,7 +1,6 @@
 import type { Context } from 'hono';
 import type { Caller } from '../auth/caller.js';
 import type { EdgeConfig } from '../config.js';
-import type { Env } from '../env.js';
 import type { Runtime } from '../runtime.js';
 
 /** What every handler can read from the Hono context. */

@@ -1,5 +1,4 @@
 import type { AuditLookupResponse, AuditPullResponse, AuditRecord, EdgeAuditRecord, SyncUpdate } from '@vip/shared-schema';
-import type { Env } from '../env.js';
 import { AUDIT_SHARDS, shardOf } from '../gate/audit-shards.js';
 import { type Home, homeShardOfKey } from '../gate/callers.js';
 import type { ShardAdmission } from '../gate/outcomes.js';

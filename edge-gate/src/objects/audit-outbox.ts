@@ -1,6 +1,5 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { AuditRecord } from '@vip/shared-schema';
-import type { Env } from '../env.js';
 import type { ShardAdmission } from '../gate/outcomes.js';
 import { countInWindow, type RateWindow } from '../gate/rate-window.js';
 

@@ -1,6 +1,5 @@
 import type { AuthorizationTokenClaims } from '@vip/shared-schema';
 import type { StoredVoice } from '../edge-index/voices.js';
-import type { Env } from '../env.js';
 import type { DecideInput, GateVerdict, Redemption } from '../gate/outcomes.js';
 
 /**

@@ -1,7 +1,6 @@
 import type { AuthorizationTokenClaims, VoiceIndexRecord } from '@vip/shared-schema';
 import { configFor } from '../config.js';
 import type { StoredVoice } from '../edge-index/voices.js';
-import type { Env } from '../env.js';
 import { signAuthorizationToken } from '../gate/authorization-token.js';
 import type { DecideInput, GateVerdict, Redemption } from '../gate/outcomes.js';
 import { approvingLicence, evaluate, voidsTokens } from '../gate/rules.js';

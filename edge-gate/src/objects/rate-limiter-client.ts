@@ -1,4 +1,3 @@
-import type { Env } from '../env.js';
 import type { Limit, RateDecision } from '../gate/rate-window.js';
 
 /** Counts one request against `limit` in the limit key's own RateLimiter object. */

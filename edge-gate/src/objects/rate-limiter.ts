@@ -1,5 +1,4 @@
 import { DurableObject } from 'cloudflare:workers';
-import type { Env } from '../env.js';
 import { countInWindow, type RateDecision, type RateWindow } from '../gate/rate-window.js';
 
 const WINDOW_KEY = 'window';

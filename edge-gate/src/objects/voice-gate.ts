@@ -1,7 +1,6 @@
 import { DurableObject } from 'cloudflare:workers';
 import type { AuthorizationTokenClaims, VoiceIndexRecord } from '@vip/shared-schema';
 import type { StoredVoice } from '../edge-index/voices.js';
-import type { Env } from '../env.js';
 import type { DecideInput, GateVerdict, Redemption } from '../gate/outcomes.js';
 import { HeldVoice } from './held-voice.js';
 import { PlatformDesk } from './platform-desk.js';

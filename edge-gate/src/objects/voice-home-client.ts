@@ -1,6 +1,5 @@
 import type { SyncUpdate } from '@vip/shared-schema';
 import type { StoredVoice } from '../edge-index/voices.js';
-import type { Env } from '../env.js';
 
 /** The home of a voice (voice-home.ts): the VoiceGate object named by the voice id alone. */
 export const voiceHome = (env: Env, voiceId: string) => env.VOICE_GATE.get(env.VOICE_GATE.idFromName(voiceId));

@@ -1,6 +1,5 @@
 import type { VoiceIndexRecord } from '@vip/shared-schema';
 import { mirrorVoiceToKv, type StoredVoice } from '../edge-index/voices.js';
-import type { Env } from '../env.js';
 import { voidsTokens } from '../gate/rules.js';
 import type { HeldVoice } from './held-voice.js';
 import { holdAtDesk } from './platform-desk-client.js';

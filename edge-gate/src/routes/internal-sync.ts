@@ -1,7 +1,6 @@
 import { ProblemError, type SyncAck, type SyncUpdate } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { applyApiKeyUpdate } from '../edge-index/api-keys.js';
-import type { Env } from '../env.js';
 import { requireInternalSignature } from '../http/internal-signature.js';
 import { internalBodyLimit, parseJsonText } from '../http/json-body.js';
 import type { MountRecord } from '../http/mount-record.js';
