@@ -4,7 +4,7 @@ import { ensureAdmin } from './auth/bootstrap.js';
 import { scryptHasher } from './auth/passwords.js';
 import { loadConfig } from './config.js';
 import { openConfiguredDatabase } from './db/open.js';
-import { WakeSignal } from './jobs/wake-signal.js';
+import { WakeSignal } from './loops/wake-signal.js';
 import { systemRuntime } from './runtime.js';
 import { buildServer } from './server.js';
 import { createVoiceprintEngine } from './voiceprint/index.js';

@@ -28,8 +28,8 @@ import { echoRequestId, requestIdGenerator } from './http/request-id.js';
 import { RouteTable } from './http/route-table.js';
 import { type ContractRegistry, PATH_PARAMETER_MAX_LENGTH, type RouteKit } from './http/routes.js';
 import { type BackgroundJobSettings, type BackgroundJobs, createBackgroundJobs } from './jobs/background-jobs.js';
-import type { WakeSignal } from './jobs/wake-signal.js';
 import { registerLicenseRequestRoutes } from './license-requests/routes.js';
+import type { WakeSignal } from './loops/wake-signal.js';
 import { registerPlatformRoutes } from './platforms/routes.js';
 import {
   registerProvenanceVerifyRoute,

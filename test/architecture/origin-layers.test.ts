@@ -30,6 +30,7 @@ const WALLS: Wall[] = [
   { says: 'the leaf helpers depend on nothing in the app', files: ['parse-json.ts', 'runtime.ts', 'worker-threads.ts'], only: [] },
   { says: 'the database layer knows no domain', files: ['db/'], only: ['db/', 'config.ts'] },
   { says: 'the HTTP plumbing knows no domain', files: ['http/'], only: ['http/', 'db/', 'runtime.ts'] },
+  { says: 'the loop primitives know no domain', files: ['loops/'], only: ['loops/'] },
   {
     says: 'only the composition root builds the app',
     files: [''],
@@ -37,11 +38,10 @@ const WALLS: Wall[] = [
     never: ['main.ts', 'server.ts', 'services.ts'],
   },
   {
-    says: 'the domains know the loop contract, not the jobs that run them',
+    says: 'the domains know the loop primitives, not the jobs that run them',
     files: [''],
     except: ['jobs/', 'main.ts', 'server.ts', 'testing/'],
     never: ['jobs/'],
-    unless: ['jobs/background-loop.ts', 'jobs/wake-signal.ts'],
   },
   {
     says: 'only the edge link calls the edge',
@@ -75,12 +75,12 @@ function crossings(file: string, source: string): string[] {
 }
 
 /**
- * A domain is a folder of origin/src above `db/` and `http/` and below `jobs/`; `registry/` is one
+ * A domain is a folder of origin/src above `db/`, `http/` and `loops/` and below `jobs/`; `registry/` is one
  * domain with four parts. What a domain lets others use is exported from its `index.ts`; its stores,
  * services and routes are its own, so another domain never imports them (docs/ARCHITECTURE.md,
  * "Domains use each other through their index.ts").
  */
-const NOT_DOMAINS = ['db/', 'http/', 'jobs/', 'testing/'];
+const NOT_DOMAINS = ['db/', 'http/', 'loops/', 'jobs/', 'testing/'];
 /** The link to the edge is plumbing the domains write through (the outbox in their transaction, the nudge after it), as they use `db/`. */
 const PLUMBING = ['edge-link/'];
 
@@ -122,8 +122,11 @@ describe("the origin's layers", () => {
     expect(crossings('voices/routes.ts', "import type { Services } from '../services.js';")).toEqual([
       'voices/routes.ts → services.ts (only the composition root builds the app)',
     ]);
+    expect(crossings('loops/background-loop.ts', "import type { VoiceRow } from '../db/schema.js';")).toEqual([
+      'loops/background-loop.ts → db/schema.ts (the loop primitives know no domain)',
+    ]);
     expect(crossings('webhooks/worker.ts', "import type { BackgroundJobs } from '../jobs/background-jobs.js';")).toEqual([
-      'webhooks/worker.ts → jobs/background-jobs.ts (the domains know the loop contract, not the jobs that run them)',
+      'webhooks/worker.ts → jobs/background-jobs.ts (the domains know the loop primitives, not the jobs that run them)',
     ]);
     expect(crossings('jobs/background-jobs.ts', "import { callEdge } from '../edge-link/edge-call.js';")).toEqual([
       'jobs/background-jobs.ts → edge-link/edge-call.ts (only the edge link calls the edge)',
@@ -132,8 +135,8 @@ describe("the origin's layers", () => {
       'voices/service.ts → testing/origin.ts (the server never imports test support)',
     ]);
     // What the walls allow.
-    expect(crossings('webhooks/worker.ts', "import type { RoundOutcome } from '../jobs/background-loop.js';")).toEqual([]);
-    expect(crossings('voices/service.ts', "import type { WakeSignal } from '../jobs/wake-signal.js';")).toEqual([]);
+    expect(crossings('webhooks/worker.ts', "import type { RoundOutcome } from '../loops/background-loop.js';")).toEqual([]);
+    expect(crossings('voices/service.ts', "import type { WakeSignal } from '../loops/wake-signal.js';")).toEqual([]);
     expect(crossings('platforms/service.ts', "import { enqueueEdgeUpdate } from '../edge-link/outbox-store.js';")).toEqual([]);
     expect(crossings('config.ts', "import { parseJsonOrUndefined } from './parse-json.js';")).toEqual([]);
     expect(crossings('webhooks/secret-encryption.ts', "import type { EncryptionKey } from '../config.js';")).toEqual([]);

@@ -6,7 +6,7 @@ import { loadConfig } from '../../origin/src/config.js';
 import type { DatabaseHandle } from '../../origin/src/db/client.js';
 import { domainEvents, users, webhookDeliveries, webhookEndpoints } from '../../origin/src/db/schema.js';
 import { type NewEvent, recordEvent } from '../../origin/src/events/store.js';
-import { BackgroundLoop } from '../../origin/src/jobs/background-loop.js';
+import { BackgroundLoop } from '../../origin/src/loops/background-loop.js';
 import { systemRuntime } from '../../origin/src/runtime.js';
 import { webhookSettings } from '../../origin/src/webhooks/service.js';
 import { WebhookWorker } from '../../origin/src/webhooks/worker.js';

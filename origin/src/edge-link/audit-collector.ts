@@ -2,7 +2,7 @@ import { type AuditPullRequest, auditPullResponseSchema, type EdgeAuditRecord, I
 import type { FastifyBaseLogger } from 'fastify';
 import { knownCheckIds, lockCollector, queueAuditRecords } from '../audit/index.js';
 import type { Database } from '../db/client.js';
-import type { RoundOutcome } from '../jobs/background-loop.js';
+import type { RoundOutcome } from '../loops/background-loop.js';
 import { registerMarks } from '../provenance/index.js';
 import type { Clock } from '../runtime.js';
 import { emitBlockedEvents } from './blocked-events.js';

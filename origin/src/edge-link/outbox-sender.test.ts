@@ -13,7 +13,7 @@ import { createApiKeyRoute, createPlatformRoute, revokeApiKeyRoute } from '@vip/
 import { asc, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { edgeOutbox } from '../db/schema.js';
-import { BackgroundLoop } from '../jobs/background-loop.js';
+import { BackgroundLoop } from '../loops/background-loop.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { readSignedRequest } from '../testing/signed-request.js';
 import { OutboxSender, type OutboxSenderOptions } from './outbox-sender.js';

@@ -1,7 +1,7 @@
 import { INTERNAL_SYNC_PATH, type SyncBatch, syncAckSchema } from '@vip/shared-schema';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/client.js';
-import type { RoundOutcome } from '../jobs/background-loop.js';
+import type { RoundOutcome } from '../loops/background-loop.js';
 import type { Clock } from '../runtime.js';
 import { callEdge, EdgeAnswerError } from './edge-call.js';
 import { claimDueUpdates, markDelivered, markFailed } from './outbox-store.js';

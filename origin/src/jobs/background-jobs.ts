@@ -4,14 +4,14 @@ import type { TransparencyLog } from '../audit/tlog-service.js';
 import type { Database } from '../db/client.js';
 import { AuditCollector } from '../edge-link/audit-collector.js';
 import { EDGE_SYNC_IDLE_MS, OutboxSender } from '../edge-link/outbox-sender.js';
+import { BackgroundLoop } from '../loops/background-loop.js';
+import type { WakeSignal } from '../loops/wake-signal.js';
 import { licenseExpiryRound } from '../registry/licenses/expiry.js';
 import type { LicenseService } from '../registry/licenses/service.js';
 import type { Clock } from '../runtime.js';
 import type { SpokenConsentService } from '../spoken-consent/service.js';
 import type { SenderSettings } from '../webhooks/sender.js';
 import { WebhookWorker } from '../webhooks/worker.js';
-import { BackgroundLoop } from './background-loop.js';
-import type { WakeSignal } from './wake-signal.js';
 
 /** How often each loop runs; main.ts takes them from the configuration. */
 export interface BackgroundJobSettings {

@@ -17,7 +17,7 @@ import type { LicenseRequestRow, VoiceRow } from '../db/schema.js';
 import { recordEvent } from '../events/index.js';
 import { decodeCursor, encodeCursor, keysetPage } from '../http/cursor.js';
 import type { RateLimiter } from '../http/rate-limit.js';
-import type { WakeSignal } from '../jobs/wake-signal.js';
+import type { WakeSignal } from '../loops/wake-signal.js';
 import {
   acceptableExpiry,
   findVoiceFor,

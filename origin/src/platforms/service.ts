@@ -1,7 +1,7 @@
 import { API_KEY_PREFIX, ProblemError, sha256Hex } from '@vip/shared-schema';
 import type { Database } from '../db/client.js';
 import type { PlatformRow } from '../db/schema.js';
-import type { WakeSignal } from '../jobs/wake-signal.js';
+import type { WakeSignal } from '../loops/wake-signal.js';
 import type { Runtime } from '../runtime.js';
 import { publishApiKey } from './publish.js';
 import * as store from './store.js';

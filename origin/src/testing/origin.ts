@@ -9,7 +9,7 @@ import { type DatabaseTimeouts, defaultSpokenConsentSettings, type SpokenConsent
 import type { DatabaseHandle } from '../db/client.js';
 import { RATE_WINDOW_MS } from '../http/rate-limit.js';
 import type { BackgroundJobSettings } from '../jobs/background-jobs.js';
-import { WakeSignal } from '../jobs/wake-signal.js';
+import { WakeSignal } from '../loops/wake-signal.js';
 import type { Runtime } from '../runtime.js';
 import { buildServer, type OriginServer, type ProtectionSettings } from '../server.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';

@@ -6,7 +6,7 @@ import type { Database, Executor } from '../db/client.js';
 import type { VoiceRow } from '../db/schema.js';
 import { recordEvent } from '../events/index.js';
 import { decodeCursor, encodeCursor, keysetPage } from '../http/cursor.js';
-import type { WakeSignal } from '../jobs/wake-signal.js';
+import type { WakeSignal } from '../loops/wake-signal.js';
 import { publishVoiceIndex } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import { eraseVoice } from './erase.js';

@@ -16,7 +16,7 @@ import type { VoiceRow } from '../db/schema.js';
 import { recordEvent } from '../events/index.js';
 import { decodeCursor, encodeCursor, keysetPage } from '../http/cursor.js';
 import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
-import type { WakeSignal } from '../jobs/wake-signal.js';
+import type { WakeSignal } from '../loops/wake-signal.js';
 import { findVoiceFor, lockVoiceFor, publishVoiceIndex, refuseWhileHeld } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import type { SpokenConsentService, VerifiedConsent } from '../spoken-consent/index.js';

@@ -4,7 +4,7 @@ import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { webhookEndpoints } from '../db/schema.js';
-import { BackgroundLoop } from '../jobs/background-loop.js';
+import { BackgroundLoop } from '../loops/background-loop.js';
 import { bearer, loggedIn } from '../testing/origin.js';
 import { deliveriesTo, deliverOnce, emit, history, origin, receiver, register, registered, workerFor } from '../testing/webhooks.js';
 

@@ -14,7 +14,7 @@ import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { webhookEndpoints } from '../db/schema.js';
-import { BackgroundLoop } from '../jobs/background-loop.js';
+import { BackgroundLoop } from '../loops/background-loop.js';
 import { bearer, loggedIn } from '../testing/origin.js';
 import { deliverOnce, dns, emit, history, origin, receiver, register, registered, workerFor } from '../testing/webhooks.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ORDERED_WEBHOOK_EVENTS } from '@vip/shared-schema';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/client.js';
-import type { RoundOutcome } from '../jobs/background-loop.js';
+import type { RoundOutcome } from '../loops/background-loop.js';
 import type { Clock } from '../runtime.js';
 import { nextAttemptDelayMs, parseRetryAfter } from './schedule.js';
 import { attemptSummary, type SenderSettings, sendWebhook } from './sender.js';

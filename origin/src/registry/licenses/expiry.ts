@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { RoundOutcome } from '../../jobs/background-loop.js';
+import type { RoundOutcome } from '../../loops/background-loop.js';
 import type { LicenseService } from './service.js';
 
 /**

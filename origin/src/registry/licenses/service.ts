@@ -14,7 +14,7 @@ import type { Principal } from '../../auth/index.js';
 import type { Database, Executor } from '../../db/client.js';
 import type { LicenseRow, VoiceRow } from '../../db/schema.js';
 import { recordEvent } from '../../events/index.js';
-import type { WakeSignal } from '../../jobs/wake-signal.js';
+import type { WakeSignal } from '../../loops/wake-signal.js';
 import { platformExists } from '../../platforms/index.js';
 import type { Runtime } from '../../runtime.js';
 import { findVoice, lockVoice } from '../../voices/index.js';
