@@ -2,6 +2,7 @@
 
     /usr/bin/python3 origin/src/voiceprint/training/calibrate.py work/embeddings-<key>.json [--write]
     /usr/bin/python3 origin/src/voiceprint/training/calibrate.py work/embeddings-<key>.json --cohort-sweep COHORT_CACHE
+    /usr/bin/python3 origin/src/voiceprint/training/calibrate.py --card-blocks MODEL
 
 Trials, all within one set (cross-set pairs differ in language and channel and would flatter every
 figure):
@@ -413,7 +414,51 @@ def main():
         with open(os.path.join(MODELS, f'{name}.calibration.json'), 'w') as f:
             f.write(json.dumps(report, indent=2) + '\n')
         det_plot(trials, calibration, points, os.path.join(MODELS, f'{name}.det.png'), name)
-        print(f'wrote the calibration of {name} into models/manifest.json, models/{name}.calibration.json and models/{name}.det.png')
+        for block, text in card_tables(report, calibration).items():
+            write_card_block(os.path.join(MODELS, entry['card']), block, text)
+        print(f"wrote the calibration of {name} into models/manifest.json, models/{name}.calibration.json, models/{name}.det.png "
+              f"and the tables of models/{entry['card']}")
+
+
+def write_card_block(card, name, text):
+    """Replaces what lies between `<!-- calibrate.py: NAME -->` and `<!-- /calibrate.py: NAME -->` in
+    the model card: its measured figures are written by the evaluation, never typed."""
+    start, end = f'<!-- calibrate.py: {name} -->', f'<!-- /calibrate.py: {name} -->'
+    text_before = open(card).read()
+    if start not in text_before or end not in text_before:
+        raise SystemExit(f'{card} has no {start} ... {end} block')
+    before, rest = text_before.split(start, 1)
+    after = rest.split(end, 1)[1]
+    with open(card, 'w') as f:
+        f.write(f'{before}{start}\n{text}{end}{after}')
+
+
+def card_tables(report, calibration):
+    """The model card's generated tables: the decisions per condition, the 1:N points, normalization."""
+    title = lambda condition: condition.replace('_', ' ')
+    pct = lambda value: f'{100 * value:.0f} %' if value >= 0.1 else f'{100 * value:.2g} %'
+    decisions = ['| condition | decided on | trials (same / different) | EER | 1:1 point (`verify`) | Cllr (bits), with / without duration |',
+                 '|---|---|---|---|---|---|']
+    for condition, c in report['conditions'].items():
+        decisions.append(f"| {title(condition)} | {calibration[condition]['score']} | {c['genuine']:,} / {c['impostor']:,} | "
+                         f"{c['eer_pct']:.2f} % | {calibration[condition]['verify']} | {c['cllr_bits']} / {c['cllr_bits_without_duration']} |")
+    one_to_n = ['| decision | decided on | point | FPIR at N = 100 / 1,000 / 10,000 / 100,000 (fitted tail) | FNIR on dev (per set) |',
+                '|---|---|---|---|---|']
+    for label, p in report['one_to_n'].items():
+        fpir = ' / '.join(pct(p['fpir_by_registry_size'][str(n)]) for n in (100, 1_000, 10_000, 100_000))
+        sets = ', '.join(f'{name} {value:.1f} %' for name, value in p['fnir_by_set_pct'].items())
+        one_to_n.append(f"| `{label}` | {calibration[label.split('.')[0]]['score']} | {p['threshold']} | {fpir} | "
+                        f"{p['fnir_pct']:.1f} % ({sets}) |")
+    blocks = {'decisions': decisions, 'one-to-n': one_to_n}
+    if 'normalized' in report:
+        raw, normalized = report['normalized']['raw_eer_pct'], report['normalized']['eer_pct']
+        sets = sorted({name for figures in normalized.values() for name in figures if name != 'all'})
+        rows = ['| EER, cosine → AS-norm | all | ' + ' | '.join(sets) + ' |', '|---|---|' + '---|' * len(sets)]
+        for condition, figures in normalized.items():
+            cell = lambda name: f'{raw[condition][name]:g} → {figures[name]:g} %' if name in figures else ''
+            rows.append(f'| {title(condition)} | {cell("all")} | ' + ' | '.join(cell(name) for name in sets) + ' |')
+        blocks['normalization'] = rows
+    return {name: '\n'.join(lines) + '\n' for name, lines in blocks.items()}
 
 
 def print_report(report):
@@ -490,5 +535,16 @@ def det_plot(trials, calibration, points, out, name):
     fig.savefig(out)
 
 
+def card_blocks_of(name):
+    """The generated tables of a model's card from its committed report and calibration, as JSON on
+    stdout (test/architecture/model-cards.test.ts compares them with the card)."""
+    entry = manifest_entry(name)
+    report = json.load(open(os.path.join(MODELS, f'{name}.calibration.json')))
+    print(json.dumps(card_tables(report, entry['calibration'])))
+
+
 if __name__ == '__main__':
-    main()
+    if sys.argv[1:2] == ['--card-blocks']:
+        card_blocks_of(sys.argv[2])
+    else:
+        main()
