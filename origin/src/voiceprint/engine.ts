@@ -105,7 +105,10 @@ export interface VoiceprintEngine {
   embeddingHash(embedding: Float32Array, model: string): string;
   /** The thresholds of a model, per trial condition and use, on the score each condition decides on (its calibration's `score`). */
   points(model: string): OperatingPoints;
-  /** The calibrated score of a trial, or null for a model without a calibration. */
+  /**
+   * The calibrated score of a trial decided on the cosine (the 1:N searches), or null for a model
+   * without a calibration; a condition decided on normalized scores is scored by `judge` instead.
+   */
   score(model: string, condition: TrialCondition, cosine: number, shorterSeconds: number): TrialScore | null;
   /** Decides a 1:1 trial at the condition's verify point, on the score its calibration names. */
   judge(condition: VerifyCondition, a: TrialSide, b: TrialSide): Judgement;
@@ -208,10 +211,13 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
     cosine,
     embeddingHash,
     points: (model) => known(points, model),
-    score: (model, condition, cosineValue, shorterSeconds) =>
-      options.thresholds?.[model] === undefined
-        ? trialScore(known(models, model).calibration, condition, cosineValue, shorterSeconds)
-        : null,
+    score(model, condition, cosineValue, shorterSeconds) {
+      const calibration = options.thresholds?.[model] === undefined ? known(models, model).calibration : undefined;
+      if (calibration && scoreOf(calibration[condition]) !== 'cosine') {
+        throw new Error(`${model} decides ${condition} on normalized scores: score it with judge, not from a cosine`);
+      }
+      return trialScore(calibration, condition, cosineValue, shorterSeconds);
+    },
     judge(condition, a, b) {
       const similarity = cosine(a, b);
       const calibration = options.thresholds?.[a.model] === undefined ? known(models, a.model).calibration : undefined;
