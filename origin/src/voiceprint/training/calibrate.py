@@ -3,6 +3,7 @@
     /usr/bin/python3 origin/src/voiceprint/training/calibrate.py work/embeddings-<key>.json [--write]
     /usr/bin/python3 origin/src/voiceprint/training/calibrate.py work/embeddings-<key>.json --cohort-sweep COHORT_CACHE
     /usr/bin/python3 origin/src/voiceprint/training/calibrate.py --card-blocks MODEL
+    /usr/bin/python3 origin/src/voiceprint/training/calibrate.py --write-card MODEL
 
 Trials, all within one set (cross-set pairs differ in language and channel and would flatter every
 figure):
@@ -414,8 +415,7 @@ def main():
         with open(os.path.join(MODELS, f'{name}.calibration.json'), 'w') as f:
             f.write(json.dumps(report, indent=2) + '\n')
         det_plot(trials, calibration, points, os.path.join(MODELS, f'{name}.det.png'), name)
-        for block, text in card_tables(report, calibration).items():
-            write_card_block(os.path.join(MODELS, entry['card']), block, text)
+        write_card(name)
         print(f"wrote the calibration of {name} into models/manifest.json, models/{name}.calibration.json, models/{name}.det.png "
               f"and the tables of models/{entry['card']}")
 
@@ -433,8 +433,9 @@ def write_card_block(card, name, text):
         f.write(f'{before}{start}\n{text}{end}{after}')
 
 
-def card_tables(report, calibration):
-    """The model card's generated tables: the decisions per condition, the 1:N points, normalization."""
+def card_tables(report, calibration, screening=None):
+    """The model card's generated tables: the decisions per condition, the 1:N points, normalization,
+    and screening by sample length when screening-eval.ts --write has measured it."""
     title = lambda condition: condition.replace('_', ' ')
     pct = lambda value: f'{100 * value:.0f} %' if value >= 0.1 else f'{100 * value:.2g} %'
     decisions = ['| condition | decided on | trials (same / different) | EER | 1:1 point (`verify`) | Cllr (bits), with / without duration |',
@@ -458,7 +459,33 @@ def card_tables(report, calibration):
             cell = lambda name: f'{raw[condition][name]:g} → {figures[name]:g} %' if name in figures else ''
             rows.append(f'| {title(condition)} | {cell("all")} | ' + ' | '.join(cell(name) for name in sets) + ' |')
         blocks['normalization'] = rows
+    if screening is not None:
+        rows = ['| speech in the sample | samples | found first, one file | found first, several files | false matches (one / several) |',
+                '|---|---|---|---|---|']
+        by = {(row['kind'], row['speech_at_least_s']): row for row in screening['rows']}
+        for target in sorted({row['speech_at_least_s'] for row in screening['rows']}):
+            one, several = by[('one_file', target)], by[('several_files', target)]
+            rows.append(f"| ≥ {target} s | {one['samples']} | {one['found_first_pct']:.1f} % | {several['found_first_pct']:.1f} % | "
+                        f"{one['false_match_pct']:g} / {several['false_match_pct']:g} % |")
+        blocks['screening'] = rows
     return {name: '\n'.join(lines) + '\n' for name, lines in blocks.items()}
+
+
+def card_tables_of(name):
+    """A model's card tables from what is committed beside it: its evaluation report, its calibration,
+    and screening-eval.ts's report when there is one."""
+    entry = manifest_entry(name)
+    report = json.load(open(os.path.join(MODELS, f'{name}.calibration.json')))
+    screening_path = os.path.join(MODELS, f'{name}.screening.json')
+    screening = json.load(open(screening_path)) if os.path.exists(screening_path) else None
+    return entry, card_tables(report, entry['calibration'], screening)
+
+
+def write_card(name):
+    """Writes every generated table of the model's card between its markers."""
+    entry, blocks = card_tables_of(name)
+    for block, text in blocks.items():
+        write_card_block(os.path.join(MODELS, entry['card']), block, text)
 
 
 def print_report(report):
@@ -536,15 +563,15 @@ def det_plot(trials, calibration, points, out, name):
 
 
 def card_blocks_of(name):
-    """The generated tables of a model's card from its committed report and calibration, as JSON on
-    stdout (test/architecture/model-cards.test.ts compares them with the card)."""
-    entry = manifest_entry(name)
-    report = json.load(open(os.path.join(MODELS, f'{name}.calibration.json')))
-    print(json.dumps(card_tables(report, entry['calibration'])))
+    """The generated tables of a model's card, as JSON on stdout (test/architecture/model-cards.test.ts
+    compares them with the card)."""
+    print(json.dumps(card_tables_of(name)[1]))
 
 
 if __name__ == '__main__':
     if sys.argv[1:2] == ['--card-blocks']:
         card_blocks_of(sys.argv[2])
+    elif sys.argv[1:2] == ['--write-card']:
+        write_card(sys.argv[2])
     else:
         main()

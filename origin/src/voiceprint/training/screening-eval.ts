@@ -1,7 +1,7 @@
 /**
  * Screening's hit rate by sample length, through the service's own pipeline:
  *
- *   npx tsx origin/src/voiceprint/training/screening-eval.ts [--speech DIR] [--model NAME] [--json FILE]
+ *   npx tsx origin/src/voiceprint/training/screening-eval.ts [--speech DIR] [--model NAME] [--json FILE] [--write]
  *
  * Every speaker of DIR/manifest.tsv is enrolled from the first half of their recordings (alternately
  * by path, as calibrate.py's sample-vs-enrolled trials), as the service enrolls: the speech-weighted
@@ -15,6 +15,8 @@
  * the model's screening point (`sample_vs_enrolled.search`, FPIR 1 % at the design registry size).
  * False matches: the same search with the sample's own voice left out of the registry. Uses
  * evaluate.ts's cached per-recording embeddings (it runs `evaluate.ts --embed-only` when missing).
+ * With --write (dev only) the report goes beside the model (models/<model>.screening.json) and
+ * calibrate.py writes its table into the model card.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -40,6 +42,7 @@ const flags = parseArgs({
     speech: { type: 'string', default: '/work/shared/speech/dev' },
     model: { type: 'string' },
     json: { type: 'string' },
+    write: { type: 'boolean', default: false },
   },
 }).values;
 
@@ -84,7 +87,9 @@ async function main() {
     decoding = decoded.catch(() => undefined);
     return decoded;
   };
-  const engine = await createVoiceprintEngine({ threads: 2, maxQueue: 10_000, model: entry.name });
+  // The service's two-minute deadline per file guards a server; this tool queues every sample at once
+  // and decodes them on its own thread meanwhile, and a run on two busy cores was stopped by it.
+  const engine = await createVoiceprintEngine({ threads: 2, maxQueue: 10_000, taskTimeoutMs: 600_000, model: entry.name });
   type Outcome = {
     set: string;
     target: number;
@@ -182,6 +187,11 @@ async function main() {
   const report = { model: entry.name, speech: dir, screening_point: point, enrolled_voices: enrolled.length, rows };
   console.log(JSON.stringify(report, null, 2));
   if (flags.json) writeFileSync(flags.json, `${JSON.stringify(report, null, 2)}\n`);
+  if (flags.write) {
+    writeFileSync(join(bundledModelLocations.manifestDir, `${entry.name}.screening.json`), `${JSON.stringify(report, null, 2)}\n`);
+    const card = spawnSync('/usr/bin/python3', [join(HERE, 'calibrate.py'), '--write-card', entry.name], { stdio: 'inherit' });
+    if (card.status !== 0) throw new Error('calibrate.py --write-card failed');
+  }
 }
 
 await main();
