@@ -1,7 +1,5 @@
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type ModelEntry, ModelIntegrityError } from './manifest.js';
+import { type ModelEntry, ModelIntegrityError, readVerifiedFile } from './manifest.js';
 
 /**
  * Adaptive symmetric score normalization (AS-norm; docs/DECISIONS.md, "Score normalization"): each
@@ -25,14 +23,10 @@ export interface CohortStats {
 /** The model's cohort file, refused unless its size and sha256 are the manifest's; null for a model without one. */
 export function readVerifiedCohort(entry: ModelEntry, manifestDir: string): Cohort | null {
   if (!entry.cohort) return null;
-  const file = path.join(manifestDir, entry.cohort.file);
-  if (!existsSync(file)) throw new ModelIntegrityError(`cohort of model "${entry.name}": ${file} is missing`);
-  const bytes = readFileSync(file);
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
-  if (bytes.length !== entry.cohort.bytes || sha256 !== entry.cohort.sha256 || bytes.length !== entry.cohort.rows * entry.dim * 4) {
-    throw new ModelIntegrityError(
-      `cohort of model "${entry.name}": ${file} is ${bytes.length} bytes with sha256 ${sha256}; the manifest expects ${entry.cohort.bytes} bytes (${entry.cohort.rows} rows of ${entry.dim}) with sha256 ${entry.cohort.sha256}`,
-    );
+  const what = `cohort of model "${entry.name}"`;
+  const bytes = readVerifiedFile(what, path.join(manifestDir, entry.cohort.file), entry.cohort);
+  if (bytes.length !== entry.cohort.rows * entry.dim * 4) {
+    throw new ModelIntegrityError(`${what}: ${bytes.length} bytes are not ${entry.cohort.rows} rows of ${entry.dim} float32 values`);
   }
   const rows = new Float32Array(bytes.length / 4);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

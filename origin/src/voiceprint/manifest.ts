@@ -111,15 +111,23 @@ export class ModelIntegrityError extends Error {
   override name = 'ModelIntegrityError';
 }
 
-/** Reads a model file and refuses it unless its size and sha256 are the manifest's. */
-export function readVerifiedModel(entry: ModelEntry, file: string): Uint8Array {
-  if (!existsSync(file)) throw new ModelIntegrityError(`model "${entry.name}": ${file} is missing`);
+/**
+ * Reads a file the manifest describes and refuses it unless its size and sha256 are the manifest's;
+ * `what` names it in the error (`model "x"`, `cohort of model "x"`).
+ */
+export function readVerifiedFile(what: string, file: string, expected: { bytes: number; sha256: string }): Uint8Array {
+  if (!existsSync(file)) throw new ModelIntegrityError(`${what}: ${file} is missing`);
   const bytes = new Uint8Array(readFileSync(file));
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  if (bytes.length !== entry.bytes || sha256 !== entry.sha256) {
+  if (bytes.length !== expected.bytes || sha256 !== expected.sha256) {
     throw new ModelIntegrityError(
-      `model "${entry.name}": ${file} is ${bytes.length} bytes with sha256 ${sha256}; the manifest expects ${entry.bytes} bytes with sha256 ${entry.sha256}`,
+      `${what}: ${file} is ${bytes.length} bytes with sha256 ${sha256}; the manifest expects ${expected.bytes} bytes with sha256 ${expected.sha256}`,
     );
   }
   return bytes;
+}
+
+/** Reads a model file and refuses it unless its size and sha256 are the manifest's. */
+export function readVerifiedModel(entry: ModelEntry, file: string): Uint8Array {
+  return readVerifiedFile(`model "${entry.name}"`, file, entry);
 }
