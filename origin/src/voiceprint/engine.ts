@@ -171,6 +171,8 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
     if (value === undefined) throw new Error(`model "${model}" is not in the manifest`);
     return value;
   };
+  /** The calibration a model decides with: none where VOICEPRINT_THRESHOLDS sets its point instead. */
+  const calibrationOf = (model: string) => (options.thresholds?.[model] === undefined ? known(models, model).calibration : undefined);
 
   return {
     model: entry,
@@ -212,7 +214,7 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
     embeddingHash,
     points: (model) => known(points, model),
     score(model, condition, cosineValue, shorterSeconds) {
-      const calibration = options.thresholds?.[model] === undefined ? known(models, model).calibration : undefined;
+      const calibration = calibrationOf(model);
       if (calibration && scoreOf(calibration[condition]) !== 'cosine') {
         throw new Error(`${model} decides ${condition} on normalized scores: score it with judge, not from a cosine`);
       }
@@ -220,7 +222,7 @@ export async function createVoiceprintEngine(options: VoiceprintEngineOptions = 
     },
     judge(condition, a, b) {
       const similarity = cosine(a, b);
-      const calibration = options.thresholds?.[a.model] === undefined ? known(models, a.model).calibration : undefined;
+      const calibration = calibrationOf(a.model);
       const cohort = calibration && scoreOf(calibration[condition]) === 'as_norm' ? cohorts.get(a.model) : undefined;
       const normalized = cohort ? normalizedScore(similarity, cohortStats(cohort, a.embedding), cohortStats(cohort, b.embedding)) : null;
       const score = normalized ?? similarity;
