@@ -420,17 +420,15 @@ def main():
               f"and the tables of models/{entry['card']}")
 
 
-def write_card_block(card, name, text):
-    """Replaces what lies between `<!-- calibrate.py: NAME -->` and `<!-- /calibrate.py: NAME -->` in
-    the model card: its measured figures are written by the evaluation, never typed."""
+def with_card_block(card_text, card, name, text):
+    """The card with what lies between `<!-- calibrate.py: NAME -->` and `<!-- /calibrate.py: NAME -->`
+    replaced: its measured figures are written by the evaluation, never typed."""
     start, end = f'<!-- calibrate.py: {name} -->', f'<!-- /calibrate.py: {name} -->'
-    text_before = open(card).read()
-    if start not in text_before or end not in text_before:
+    if start not in card_text or end not in card_text:
         raise SystemExit(f'{card} has no {start} ... {end} block')
-    before, rest = text_before.split(start, 1)
+    before, rest = card_text.split(start, 1)
     after = rest.split(end, 1)[1]
-    with open(card, 'w') as f:
-        f.write(f'{before}{start}\n{text}{end}{after}')
+    return f'{before}{start}\n{text}{end}{after}'
 
 
 def card_tables(report, calibration, screening=None):
@@ -484,8 +482,12 @@ def card_tables_of(name):
 def write_card(name):
     """Writes every generated table of the model's card between its markers."""
     entry, blocks = card_tables_of(name)
-    for block, text in blocks.items():
-        write_card_block(os.path.join(MODELS, entry['card']), block, text)
+    card = os.path.join(MODELS, entry['card'])
+    text = open(card).read()
+    for block, table in blocks.items():
+        text = with_card_block(text, card, block, table)
+    with open(card, 'w') as f:
+        f.write(text)
 
 
 def print_report(report):

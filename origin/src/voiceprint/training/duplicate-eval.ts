@@ -63,12 +63,10 @@ async function main() {
       );
       const original = enrolledFrom(entry.name, own);
       const copy = averageEmbeddings(copies);
-      scores.push(cosine(original, copy));
-      if (cohort) {
-        normalized.push(
-          normalizedScore(cosine(original, copy), cohortStats(cohort, original.embedding), cohortStats(cohort, copy.embedding)),
-        );
-      }
+      const similarity = cosine(original, copy);
+      scores.push(similarity);
+      if (cohort)
+        normalized.push(normalizedScore(similarity, cohortStats(cohort, original.embedding), cohortStats(cohort, copy.embedding)));
     }
   } finally {
     await engine.close();
