@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 import { crossProjects } from './test/vitest.projects.js';
 
 /**
- * `npm test` runs every project: shared-schema units, the origin on PGlite, the origin again on a
+ * `npm test` runs every project: shared-schema units, the offline tools' tests, the origin on PGlite, the origin again on a
  * Postgres server when TEST_DATABASE_URL is set, the Worker inside workerd (as Variant A, and again
  * deployed as Variant B), and the tests in test/, one project per folder (`cross:e2e`,
  * `cross:architecture`, `cross:security`, …: test/vitest.projects.ts), most of them with both planes
@@ -30,6 +30,7 @@ export default defineConfig({
     silent: 'passed-only',
     projects: [
       'shared-schema/vitest.config.ts',
+      'tools/vitest.config.ts',
       { extends: './origin/vitest.config.ts', test: { name: 'origin:pglite', env: { TEST_DB_DRIVER: 'pglite' }, ...inGroup(1) } },
       ...onPostgres,
       'edge-gate/vitest.config.ts',

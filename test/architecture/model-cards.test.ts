@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const models = join(root, 'origin/src/voiceprint/models');
-const calibrate = join(root, 'origin/src/voiceprint/training/calibrate.py');
+const calibrate = join(root, 'tools/voiceprint-training/calibrate.py');
 const manifest = JSON.parse(readFileSync(join(models, 'manifest.json'), 'utf8')) as { models: Array<{ name: string; card: string }> };
 /** Python with numpy, which calibrate.py needs (the CI machine installs Debian's python3-numpy). */
 const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : null;

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repositoryRoot } from '../bench/support/repository.js';
@@ -7,12 +7,13 @@ import { localImportsOf, sourceFiles, specifiersOf } from './imports.js';
 /**
  * The two planes share only the contract package (docs/ARCHITECTURE.md): the origin never imports
  * the edge, the edge never imports the origin, and the contract imports neither. Tests included:
- * a test that reached into the other plane would tie the planes together just the same.
+ * a test that reached into the other plane would tie the planes together just the same. None of
+ * them imports the offline tools (`tools/`), which may import them.
  */
 const FORBIDDEN: Record<string, string[]> = {
-  'origin/': ['edge-gate/', '@vip/edge-gate'],
-  'edge-gate/': ['origin/', '@vip/origin'],
-  'shared-schema/': ['origin/', 'edge-gate/', '@vip/origin', '@vip/edge-gate'],
+  'origin/': ['edge-gate/', '@vip/edge-gate', 'tools/'],
+  'edge-gate/': ['origin/', '@vip/origin', 'tools/'],
+  'shared-schema/': ['origin/', 'edge-gate/', '@vip/origin', '@vip/edge-gate', 'tools/'],
 };
 const SCANNED = ['origin/src', 'edge-gate/src', 'edge-gate/test', 'shared-schema/src'];
 
@@ -48,6 +49,16 @@ describe('the planes', () => {
     ]);
     expect(crossings('origin/src/server.ts', "import { limits } from '@vip/shared-schema';")).toEqual([]);
     expect(crossings('origin/src/server.ts', "import { x } from '@vip/origin-tools';")).toEqual([]);
+    expect(
+      crossings('origin/src/voiceprint/engine.ts', "import { x } from '../../../tools/voiceprint-training/embedding-cache.js';"),
+    ).toEqual(['origin/src/voiceprint/engine.ts → tools/voiceprint-training/embedding-cache.ts']);
+  });
+
+  it('leave the offline tools outside their source folders: origin/src holds what the origin runs', () => {
+    const offline = ['origin/src', 'edge-gate/src', 'shared-schema/src']
+      .flatMap((dir) => readdirSync(join(repositoryRoot, dir), { recursive: true }).map((file) => `${dir}/${String(file)}`))
+      .filter((file) => file.endsWith('.py') || /\/(training|tools)\//.test(file) || file.endsWith('/calibrate.ts'));
+    expect(offline).toEqual([]);
   });
 
   it("reach the contract through its package's exports, never by a path into shared-schema/src", () => {

@@ -9,7 +9,7 @@ const BATCH = 200;
 
 /**
  * The decision figures this cost buys, as the model's dev evaluation measured them (`npx tsx
- * origin/src/voiceprint/training/evaluate.ts --write`, which needs ../shared/speech/dev and writes the
+ * tools/voiceprint-training/evaluate.ts --write`, which needs ../shared/speech/dev and writes the
  * report read here): EER per condition and set, raw cosine against AS-norm.
  */
 function devFigures(model: string): string[] {

@@ -1,23 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Bench, Figure } from './bench.js';
-import { repositoryRoot } from './support/repository.js';
-
-/**
- * The origin's voiceprint pipeline benchmark, owned by the origin (origin/src/voiceprint/bench.ts):
- * imported only when it is there, so this harness never depends on its progress. The shape below is
- * the part of its report used here.
- */
-const ORIGIN_BENCH = join(repositoryRoot, 'origin/src/voiceprint/bench.ts');
-
-interface VoiceprintReport {
-  audio: { seconds: number; format: string };
-  runs: number;
-  figures: { model: string; standIn: boolean; backend: string; totalMs: number; realTimeFactor: number }[];
-  webOverNode: Record<string, number>;
-}
-type RunVoiceprintBench = (options: { runs?: number }) => Promise<VoiceprintReport>;
+import { runVoiceprintBench } from './support/voiceprint-pipeline.js';
 
 /** A stand-in model gets keys of its own, so its figures are never compared with the real model's. */
 const modelKey = (model: string, standIn: boolean) => `${model.replace(/[^A-Za-z0-9]+/g, '_')}${standIn ? '_stand_in' : ''}`;
@@ -25,18 +7,13 @@ const modelKey = (model: string, standIn: boolean) => `${model.replace(/[^A-Za-z
 const bench: Bench = {
   title: 'Voiceprint pipeline (origin): decode, resample, VAD, fbank, speaker model',
   method: [
-    'Runs `runVoiceprintBench` from `origin/src/voiceprint/bench.ts`: 10 s of speech per file, one thread, median of several runs,',
+    'Runs `runVoiceprintBench` from `test/bench/support/voiceprint-pipeline.ts`: 10 s of speech per file, one thread, median of several runs,',
     'onnxruntime-web against onnxruntime-node in the same run. See that file for the details; models that are not present are',
     'replaced by stand-ins of the same graph shape, marked as such. Nothing here is guarded by `--quick`: the web/node ratio',
     'comes from runs one after the other, not interleaved, and moved between 0.95 and 1.28 across runs of the same code here.',
   ].join(' '),
   async run({ quick }) {
-    if (!existsSync(ORIGIN_BENCH)) return { skipped: 'origin/src/voiceprint/bench.ts is not there yet' };
-    const module = (await import(pathToFileURL(ORIGIN_BENCH).href)) as { runVoiceprintBench?: RunVoiceprintBench };
-    if (typeof module.runVoiceprintBench !== 'function')
-      return { skipped: 'origin/src/voiceprint/bench.ts exports no runVoiceprintBench yet' };
-
-    const report = await module.runVoiceprintBench({ runs: quick ? 1 : 5 });
+    const report = await runVoiceprintBench({ runs: quick ? 1 : 5 });
     const figures: Figure[] = report.figures.flatMap((figure) => {
       const name = `${figure.model}${figure.standIn ? ' (stand-in)' : ''}, onnxruntime-${figure.backend}`;
       const key = `voiceprint.${modelKey(figure.model, figure.standIn)}.${figure.backend}`;

@@ -9,7 +9,7 @@ export const vipStandInFile = 'vip-speaker-stand-in.onnx';
 
 /**
  * The committed stand-in ONNX graphs (a few hundred KB), so tests need no Python. They were written
- * by `/usr/bin/python3 origin/src/voiceprint/models/make-stand-ins.py origin/src/testing/stand-ins`;
+ * by `/usr/bin/python3 tools/stand-in-models/make-stand-ins.py origin/src/testing/stand-ins`;
  * run it again after changing that script.
  */
 export function standInDir(): string {

@@ -5,7 +5,7 @@ import { type ModelEntry, ModelIntegrityError, readVerifiedFile } from './manife
  * Adaptive symmetric score normalization (AS-norm; docs/DECISIONS.md, "Score normalization"): each
  * side of a trial is scored against a cohort of public training speakers, and the mean and spread of
  * its `topK` highest cosines say how close strangers come to it. A cohort holds no enrolled user's
- * voice; training/cohort.ts writes it beside the model.
+ * voice; tools/voiceprint-training/cohort.ts writes it beside the model.
  */
 export interface Cohort {
   /** Unit rows, `dim` values each. */

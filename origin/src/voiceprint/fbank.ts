@@ -186,7 +186,7 @@ interface MelFilter {
   weights: Float64Array;
 }
 
-/** torchaudio's own float32 windows for 400-sample frames, written by make-torch-windows.py. */
+/** torchaudio's own float32 windows for 400-sample frames, written by tools/fbank-windows/make-torch-windows.py. */
 const torchWindows: { length: number; float32_le_base64: Record<WindowType, string> } = JSON.parse(
   readFileSync(new URL('./torch-windows.json', import.meta.url), 'utf8'),
 );

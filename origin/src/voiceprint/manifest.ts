@@ -23,7 +23,7 @@ const frontendSchema = z.object({
 
 /**
  * Embeddings of public training speakers that the model's scores are normalized against
- * (training/cohort.ts writes them): unit float32 rows, little-endian, `rows` × the model's `dim`, in
+ * (tools/voiceprint-training/cohort.ts writes them): unit float32 rows, little-endian, `rows` × the model's `dim`, in
  * a file beside the manifest.
  */
 const cohortSchema = z.object({

@@ -18,7 +18,7 @@ export function scoreOf(condition: { score?: TrialScoreKind | undefined }): Tria
  */
 
 /**
- * What the evaluation on dev/ measured for one condition (origin/src/voiceprint/training/calibrate.py),
+ * What the evaluation on dev/ measured for one condition (tools/voiceprint-training/calibrate.py),
  * on the condition's `score`: the cosine, or the cosine after adaptive score normalization against the
  * model's cohort (`as_norm`, cohort.ts; docs/DECISIONS.md, "Score normalization"). Every figure below
  * is on that score:
@@ -68,7 +68,7 @@ export const calibrationSchema = z.object({
     .extend({
       /**
        * The lowest score between an enrollment and the same recordings sent again after a lossy round
-       * trip (training/duplicate-eval.ts): at or above it, a new enrollment is a copy of an enrolled voice.
+       * trip (tools/voiceprint-training/duplicate-eval.ts): at or above it, a new enrollment is a copy of an enrolled voice.
        */
       exact_copy: z.number().optional(),
     })

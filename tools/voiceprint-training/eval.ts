@@ -2,8 +2,8 @@
  * Scores the shipped ONNX speaker model on dev through onnxruntime-node, next to the non-neural
  * baseline (per-utterance fbank mean and std, cosine), and writes models/<model>.eval.json.
  *
- *   /usr/bin/python3 origin/src/voiceprint/training/prep.py     # once: dev fbank cache
- *   npx tsx origin/src/voiceprint/training/eval.ts [--model NAME]   # default: the engine's own choice (manifest.ts selectModel)
+ *   /usr/bin/python3 tools/voiceprint-training/prep.py     # once: dev fbank cache
+ *   npx tsx tools/voiceprint-training/eval.ts [--model NAME]   # default: the engine's own choice (manifest.ts selectModel)
  *
  * The operating points the service decides with are set by evaluate.ts, through the service's own
  * pipeline; this script checks the export and compares with the baseline.
@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as ort from 'onnxruntime-node';
-import { mulberry32 } from '../../testing/random.js';
+import { mulberry32 } from '../../origin/src/testing/random.js';
 import {
   bundledManifestPath,
   bundledModelLocations,
@@ -22,7 +22,7 @@ import {
   readManifest,
   readVerifiedModel,
   selectModel,
-} from '../manifest.js';
+} from '../../origin/src/voiceprint/manifest.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const WORK = join(HERE, 'work');

@@ -4,7 +4,7 @@
  * the originals. It sets where an identity conflict is refused outright (docs/DECISIONS.md,
  * "Speaker decisions"):
  *
- *   npx tsx origin/src/voiceprint/training/duplicate-eval.ts [--speech DIR] [--model NAME] [--speakers 40] [--write]
+ *   npx tsx tools/voiceprint-training/duplicate-eval.ts [--speech DIR] [--model NAME] [--speakers 40] [--write]
  *
  * With --write (dev only, after `evaluate.ts --write`) the lowest cosine goes into the model's
  * calibration as `enrollment_vs_enrollment.exact_copy`. Needs ffmpeg (the round trip) and
@@ -16,10 +16,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { limits } from '@vip/shared-schema';
-import { cohortStats, normalizedScore, readVerifiedCohort } from '../cohort.js';
-import { createVoiceprintEngine } from '../index.js';
-import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../manifest.js';
-import { averageEmbeddings, cosine } from '../similarity.js';
+import { cohortStats, normalizedScore, readVerifiedCohort } from '../../origin/src/voiceprint/cohort.js';
+import { createVoiceprintEngine } from '../../origin/src/voiceprint/index.js';
+import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../../origin/src/voiceprint/manifest.js';
+import { averageEmbeddings, cosine } from '../../origin/src/voiceprint/similarity.js';
 import { type CachedRecording, embeddingCachePath, enrolledFrom, readEmbeddingCache } from './embedding-cache.js';
 
 const flags = parseArgs({

@@ -3,7 +3,7 @@
  * ../shared/speech/dev) and measures it on the synthetic voices committed under
  * fixtures/spoken-consent/synthetic/; writes origin/src/spoken-consent/calibration.json:
  *
- *   npx tsx origin/src/spoken-consent/calibrate.ts [--sets dev,synthetic] [--dir ../shared/speech/dev] [--limit 300] [--takes 8]
+ *   npx tsx tools/spoken-consent-calibration/calibrate.ts [--sets dev,synthetic] [--dir ../shared/speech/dev] [--limit 300] [--takes 8]
  *
  * `--limit` bounds the sentence recordings and the digit-string recordings each (every decode costs
  * about half a second of CPU). `--sets synthetic` measures the synthetic voices alone and keeps the
@@ -29,8 +29,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { limits, SPOKEN_CONSENT_STATEMENT } from '@vip/shared-schema';
-import { SYNTHETIC_VOICES, type SyntheticReading, type SyntheticVoice, syntheticConsentSamples } from '../testing/synthetic-consent.js';
-import { decodeAudio, readSpeechManifest } from '../voiceprint/index.js';
 import {
   checkConsentWords,
   PHRASE_WORDS,
@@ -40,8 +38,15 @@ import {
   wordEvidence,
   wordsNotSaid,
   wordThresholdsOf,
-} from './consent-words.js';
-import { type DecodedWords, WordsChecker } from './words.js';
+} from '../../origin/src/spoken-consent/consent-words.js';
+import { type DecodedWords, WordsChecker } from '../../origin/src/spoken-consent/words.js';
+import {
+  SYNTHETIC_VOICES,
+  type SyntheticReading,
+  type SyntheticVoice,
+  syntheticConsentSamples,
+} from '../../origin/src/testing/synthetic-consent.js';
+import { decodeAudio, readSpeechManifest } from '../../origin/src/voiceprint/index.js';
 
 const IMPOSTOR_PASS_TARGET = 0.01;
 /**
@@ -58,7 +63,7 @@ const { values } = parseArgs({
   },
 });
 const sets = new Set(values.sets.split(','));
-const calibrationFile = new URL('./calibration.json', import.meta.url);
+const calibrationFile = new URL('../../origin/src/spoken-consent/calibration.json', import.meta.url);
 const written = JSON.parse(readFileSync(calibrationFile, 'utf8')) as Record<string, unknown>;
 const checker = await WordsChecker.create();
 const share = (list: number[], pass: (value: number) => boolean) =>
@@ -205,7 +210,7 @@ async function calibrateOnDev() {
 
   return {
     data: path.relative(process.cwd(), dir),
-    command: `npx tsx origin/src/spoken-consent/calibrate.ts --sets dev --dir ${values.dir} --limit ${values.limit}`,
+    command: `npx tsx tools/spoken-consent-calibration/calibrate.ts --sets dev --dir ${values.dir} --limit ${values.limit}`,
     statement: {
       min_score: minStatementScore,
       recordings: sample.length,
@@ -312,7 +317,7 @@ async function measureSyntheticVoices(statementCalibration: { min_score: number 
     process.stderr.write(`${voice}: ${JSON.stringify(perVoice[voice])}\n`);
   }
   return {
-    command: `npx tsx origin/src/spoken-consent/calibrate.ts --sets synthetic --takes ${takes}`,
+    command: `npx tsx tools/spoken-consent-calibration/calibrate.ts --sets synthetic --takes ${takes}`,
     data: 'fixtures/spoken-consent/synthetic',
     statement_version: SPOKEN_CONSENT_STATEMENT.version,
     voices: perVoice,

@@ -2,7 +2,7 @@
  * The cohort a model's scores are normalized against (adaptive score normalization, docs/DECISIONS.md
  * "Score normalization"): embeddings of public training speakers, never an enrolled user's.
  *
- *   npx tsx origin/src/voiceprint/training/cohort.ts [--speech DIR] [--model NAME] [--embed-per-speaker 3]
+ *   npx tsx tools/voiceprint-training/cohort.ts [--speech DIR] [--model NAME] [--embed-per-speaker 3]
  *       [--write --per-speaker P --top-k K]
  *
  * 1. Embeds each speaker's `--embed-per-speaker` longest recordings of DIR (default
@@ -18,8 +18,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../manifest.js';
-import { readSpeechManifest, type SpeechRecording } from '../speech-manifest.js';
+import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../../origin/src/voiceprint/manifest.js';
+import { readSpeechManifest, type SpeechRecording } from '../../origin/src/voiceprint/speech-manifest.js';
 import { type CachedRecording, embeddingCachePath, embedRecordings, readEmbeddingCache, TRAINING_WORK } from './embedding-cache.js';
 
 const flags = parseArgs({
@@ -96,7 +96,7 @@ async function main() {
   if (perSpeaker > embedPerSpeaker) throw new Error(`--per-speaker ${perSpeaker} is more than the ${embedPerSpeaker} embedded`);
   const rows = firstOfEachSpeaker(readEmbeddingCache(cache), perSpeaker, longestBySpeech);
   const command =
-    `npx tsx origin/src/voiceprint/training/cohort.ts --speech ${relative(process.cwd(), dir)} --model ${entry.name} ` +
+    `npx tsx tools/voiceprint-training/cohort.ts --speech ${relative(process.cwd(), dir)} --model ${entry.name} ` +
     `--embed-per-speaker ${embedPerSpeaker} --write --per-speaker ${perSpeaker} --top-k ${topK}`;
   writeCohort(rows, entry.name, perSpeaker, topK, command);
 }

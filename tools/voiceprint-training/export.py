@@ -1,7 +1,7 @@
 """Export a checkpoint to an ONNX model and refresh its entry in the manifest beside it.
 
-    /usr/bin/python3 origin/src/voiceprint/training/export.py [--ckpt work/last.pt]          # train.py's
-    /usr/bin/python3 origin/src/voiceprint/training/export.py --run RUN_DIR --arch ecapa256  # gpu_train.py's
+    /usr/bin/python3 tools/voiceprint-training/export.py [--ckpt work/last.pt]          # train.py's
+    /usr/bin/python3 tools/voiceprint-training/export.py --run RUN_DIR --arch ecapa256  # gpu_train.py's
 
 The graph maps CMN fbank [batch, frames, 80] to an L2-normalised embedding [batch, 192]. The
 script also writes work/onnx_check.json (an input and torch's output) for eval.ts to compare

@@ -1,7 +1,7 @@
 """Pack a speech folder as raw Opus packets, small enough to travel to a GPU machine with the repository.
 
-    /usr/bin/python3 origin/src/voiceprint/training/pack.py /work/shared/speech/train \\
-        origin/src/voiceprint/training/gpu-data/train.npz [--kbps 12] [--jobs 2]
+    /usr/bin/python3 tools/voiceprint-training/pack.py /work/shared/speech/train \\
+        tools/voiceprint-training/gpu-data/train.npz [--kbps 12] [--jobs 2]
 
 The folder is laid out like the corpus (manifest.tsv with path, set, speaker; Ogg Opus files). Each
 recording is decoded and re-encoded at --kbps with libopus (opus.py): the train split's 8.8 hours

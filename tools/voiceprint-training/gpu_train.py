@@ -1,6 +1,6 @@
 """Train several speaker networks on the same batches, built whole on one device, within a deadline.
 
-    python3 origin/src/voiceprint/training/gpu_train.py PACK.npz [--deadline-s 570] [--archs ecapa512,ecapa256]
+    python3 tools/voiceprint-training/gpu_train.py PACK.npz [--deadline-s 570] [--archs ecapa512,ecapa256]
 
 Made for a short GPU rental (README.md gives the one command); it runs on the CPU as well, which is
 how the smoke test (gpu-train.test.ts) runs it. PACK.npz comes from pack.py. What train.py does crop

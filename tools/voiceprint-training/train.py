@@ -1,6 +1,6 @@
 """Train the compact speaker-embedding model on CPU.
 
-    /usr/bin/python3 origin/src/voiceprint/training/train.py [--budget-min 80]
+    /usr/bin/python3 tools/voiceprint-training/train.py [--budget-min 80]
 
 Needs the caches from prep.py. The learning-rate schedule runs on training wall-clock time
 (--budget-min, evaluation included), so a run ends on time whatever else shares the CPU. Checkpoints go to

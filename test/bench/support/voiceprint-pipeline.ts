@@ -4,19 +4,25 @@
  * Models not present here are replaced by their stand-ins (same graph names and shapes, tiny
  * weights): the figures then show the pipeline's cost around a near-free model, and say so.
  *
- *   npx tsx origin/src/voiceprint/bench.ts [--runs 5]      (prints a table, then the JSON figures)
+ *   npx tsx test/bench/support/voiceprint-pipeline.ts [--runs 5]      (prints a table, then the JSON figures)
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { OTHER_AUDIO_FIXTURES } from '../testing/audio-fixtures.js';
-import { readAudioFixture } from '../testing/fixtures.js';
-import { campplusStandInFile, fileFacts, standInDir, vipStandInEntry, vipStandInFile } from '../testing/stand-ins.js';
-import { defaultPipelineLimits } from './engine.js';
-import { bundledManifestPath, type ModelEntry, modelPath, readManifest, readVerifiedModel } from './manifest.js';
-import { type BackendName, loadBackend } from './onnx-runtime.js';
-import { type StageTimings, VoiceprintPipeline } from './pipeline.js';
+import { OTHER_AUDIO_FIXTURES } from '../../../origin/src/testing/audio-fixtures.js';
+import { readAudioFixture } from '../../../origin/src/testing/fixtures.js';
+import { campplusStandInFile, fileFacts, standInDir, vipStandInEntry, vipStandInFile } from '../../../origin/src/testing/stand-ins.js';
+import { defaultPipelineLimits } from '../../../origin/src/voiceprint/engine.js';
+import {
+  bundledManifestPath,
+  type ModelEntry,
+  modelPath,
+  readManifest,
+  readVerifiedModel,
+} from '../../../origin/src/voiceprint/manifest.js';
+import { type BackendName, loadBackend } from '../../../origin/src/voiceprint/onnx-runtime.js';
+import { type StageTimings, VoiceprintPipeline } from '../../../origin/src/voiceprint/pipeline.js';
 
 const AUDIO_SECONDS = 10;
 

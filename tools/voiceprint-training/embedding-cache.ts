@@ -3,10 +3,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ProblemError } from '@vip/shared-schema/problem';
-import { createVoiceprintEngine } from '../index.js';
-import type { ModelEntry } from '../manifest.js';
-import { averageEmbeddings, type TaggedEmbedding } from '../similarity.js';
-import type { SpeechRecording } from '../speech-manifest.js';
+import { createVoiceprintEngine } from '../../origin/src/voiceprint/index.js';
+import type { ModelEntry } from '../../origin/src/voiceprint/manifest.js';
+import { averageEmbeddings, type TaggedEmbedding } from '../../origin/src/voiceprint/similarity.js';
+import type { SpeechRecording } from '../../origin/src/voiceprint/speech-manifest.js';
 
 /** evaluate.ts's cache of a speech folder's embeddings through the service's pipeline, one per model file. */
 export interface CachedRecording {

@@ -1,7 +1,7 @@
 /**
  * Screening's hit rate by sample length, through the service's own pipeline:
  *
- *   npx tsx origin/src/voiceprint/training/screening-eval.ts [--speech DIR] [--model NAME] [--json FILE] [--write]
+ *   npx tsx tools/voiceprint-training/screening-eval.ts [--speech DIR] [--model NAME] [--json FILE] [--write]
  *
  * Every speaker of DIR/manifest.tsv is enrolled from the first half of their recordings (alternately
  * by path, as calibrate.py's sample-vs-enrolled trials), as the service enrolls: the speech-weighted
@@ -24,12 +24,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { limits } from '@vip/shared-schema';
-import { pcm16Wav } from '../../testing/fixtures.js';
-import { decodeAudio } from '../decode.js';
-import { createVoiceprintEngine, defaultPipelineLimits } from '../index.js';
-import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../manifest.js';
-import { defaultSearchTargets, operatingPoints } from '../operating-points.js';
-import { cosine, type TaggedEmbedding } from '../similarity.js';
+import { pcm16Wav } from '../../origin/src/testing/fixtures.js';
+import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
+import { createVoiceprintEngine, defaultPipelineLimits } from '../../origin/src/voiceprint/index.js';
+import { bundledManifestPath, bundledModelLocations, readManifest, selectModel } from '../../origin/src/voiceprint/manifest.js';
+import { defaultSearchTargets, operatingPoints } from '../../origin/src/voiceprint/operating-points.js';
+import { cosine, type TaggedEmbedding } from '../../origin/src/voiceprint/similarity.js';
 import { type CachedRecording, embeddingCachePath, enrolledFrom, readEmbeddingCache } from './embedding-cache.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));

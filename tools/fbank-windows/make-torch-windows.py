@@ -21,5 +21,5 @@ WINDOWS = {
 
 out = {'torch': torch.__version__, 'length': LENGTH, 'float32_le_base64': {
     name: base64.b64encode(window.numpy().astype('<f4').tobytes()).decode('ascii') for name, window in WINDOWS.items()}}
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'torch-windows.json'), 'w') as f:
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'origin', 'src', 'voiceprint', 'torch-windows.json'), 'w') as f:
     f.write(json.dumps(out, indent=2) + '\n')

@@ -9,7 +9,7 @@ import torchaudio
 HERE = os.path.dirname(os.path.abspath(__file__))
 # VIP_TRAINING_WORK moves caches and checks elsewhere (the smoke test's scratch folder)
 WORK = os.environ.get('VIP_TRAINING_WORK', os.path.join(HERE, 'work'))
-MODELS = os.path.normpath(os.path.join(HERE, '..', 'models'))
+MODELS = os.path.normpath(os.path.join(HERE, '..', '..', 'origin', 'src', 'voiceprint', 'models'))
 SPEECH = os.environ.get('VIP_SPEECH_DIR', '/work/shared/speech')
 SAMPLE_RATE = 16000
 N_MELS = 80

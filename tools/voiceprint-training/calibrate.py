@@ -1,9 +1,9 @@
 """Operating points, calibration and the 1:N figures of a speaker model, from evaluate.ts's embeddings.
 
-    /usr/bin/python3 origin/src/voiceprint/training/calibrate.py work/embeddings-<key>.json [--write]
-    /usr/bin/python3 origin/src/voiceprint/training/calibrate.py work/embeddings-<key>.json --cohort-sweep COHORT_CACHE
-    /usr/bin/python3 origin/src/voiceprint/training/calibrate.py --card-blocks MODEL
-    /usr/bin/python3 origin/src/voiceprint/training/calibrate.py --write-card MODEL
+    /usr/bin/python3 tools/voiceprint-training/calibrate.py work/embeddings-<key>.json [--write] [--report FILE]
+    /usr/bin/python3 tools/voiceprint-training/calibrate.py work/embeddings-<key>.json --cohort-sweep COHORT_CACHE
+    /usr/bin/python3 tools/voiceprint-training/calibrate.py --card-blocks MODEL
+    /usr/bin/python3 tools/voiceprint-training/calibrate.py --write-card MODEL
 
 Trials, all within one set (cross-set pairs differ in language and channel and would flatter every
 figure):
@@ -18,8 +18,9 @@ Per condition: EER point (`verify`), logistic-regression calibration of cosine a
 log-likelihood ratio (balanced classes, so the log-odds are the LLR), and a generalised Pareto
 distribution fitted by maximum likelihood to the top TAIL_SHARE of the impostor scores
 (`impostor_tail`) for rates below what dev can measure. The
-1:N points are computed as origin/src/voiceprint/operating-points.ts computes them at start-up
-(FPIR per search at the design registry size); its defaults (defaultSearchTargets) are used here.
+1:N points are the service's own: operating-points-cli.ts computes them with
+origin/src/voiceprint/operating-points.ts (FPIR per search at the design registry size, its
+defaultSearchTargets) from the calibration fitted here, so this file only fits.
 
 A model with a cohort (manifest `cohort`, written by cohort.ts) is calibrated on adaptive
 score-normalized (AS-norm) scores in NORMALIZED_CONDITIONS (the condition's `score` says which score
@@ -31,17 +32,17 @@ on dev only (docs/DECISIONS.md, "Score normalization").
 import json
 import math
 import os
+import subprocess
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODELS = os.path.normpath(os.path.join(HERE, '..', 'models'))
+ROOT = os.path.normpath(os.path.join(HERE, '..', '..'))
+MODELS = os.path.join(ROOT, 'origin', 'src', 'voiceprint', 'models')
 ENROLL_MIN_SECONDS = 10.0  # shared-schema limits.enrollMinSpeechSeconds
 SPLITS = 5
 SEED = 20261124
-DEFAULT_TARGETS = {'design_registry_size': 100_000, 'screening_fpir': 0.01,
-                   'conflict_strict_fpir': 0.001, 'conflict_review_fnir': 0.02}
 GENUINE_SHARES = [0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.5]
 REGISTRY_SIZES = [1, 10, 100, 1_000, 10_000, 100_000]
 TAIL_SHARE = 0.02
@@ -249,58 +250,39 @@ def tail_far(tail, threshold):
     return tail['exceed'] * base ** (-1 / tail['shape']) if base > 0 else 0.0
 
 
-def per_pair_rate(fpir, n):
-    return -math.expm1(math.log1p(-fpir) / n)
+def genuine_quantiles(t):
+    return [[share, round(float(np.quantile(t['score'][t['same']], share)), 5)] for share in GENUINE_SHARES]
 
 
-def ceiling(cal):
-    """As operating-points.ts: the highest score a condition can give (a normalized score has no bound)."""
-    return 1.0 if cal.get('score', 'cosine') == 'cosine' else math.inf
+def fitted(t, kind):
+    """What the operating points read of a condition's calibration, fitted on trials `t` scored as `kind`."""
+    return {'score': kind, 'verify': eer(t['score'], t['same'])[1], 'impostor_tail': fit_tail(t['score'][~t['same']]),
+            'genuine_quantiles': genuine_quantiles(t)}
 
 
-def tail_threshold(tail, rate, highest=1.0):
-    if rate >= tail['exceed']:
-        return tail['from']
-    ratio = tail['exceed'] / rate
-    shape, scale = tail['shape'], tail['scale']
-    above = scale * math.log(ratio) if shape == 0 else scale / shape * (ratio ** shape - 1)
-    return min(highest, tail['from'] + above)
+def service_points(calibrations):
+    """The service's targets, and its operating points for each calibration at every registry size, as
+    operating-points-cli.ts computes them with origin/src/voiceprint/operating-points.ts."""
+    request = json.dumps({'calibrations': calibrations, 'registry_sizes': REGISTRY_SIZES})
+    out = subprocess.run([os.path.join(ROOT, 'node_modules', '.bin', 'tsx'), os.path.join(HERE, 'operating-points-cli.ts')],
+                         input=request, capture_output=True, text=True, check=True, cwd=ROOT)
+    return json.loads(out.stdout)
 
 
-def search_point(cal, fpir, n):
-    return max(cal['verify'], tail_threshold(cal['impostor_tail'], per_pair_rate(fpir, n), ceiling(cal)))
-
-
-def genuine_quantile(quantiles, share):
-    shares = [q[0] for q in quantiles]
-    return float(np.interp(share, shares, [q[1] for q in quantiles]))
-
-
-def strict_point(cal, targets):
-    """As operating-points.ts: the strict FPIR point, but never above where copies of an enrollment score."""
-    return min(search_point(cal, targets['conflict_strict_fpir'], targets['design_registry_size']), cal.get('exact_copy', ceiling(cal)))
-
-
-def review_point(cal, targets):
-    strict = strict_point(cal, targets)
-    return min(strict, max(cal['verify'], genuine_quantile(cal['genuine_quantiles'], targets['conflict_review_fnir'])))
-
-
-def fnir_at_design_size(trials, kind):
-    """How normalization would move the 1:N decisions: with trials scored one way (`kind`, cosine or
-    as_norm), FNIR % on dev at screening's search point and at the strict conflict FPIR point without a
-    copy's floor (exact_copy is measured on the cosine), and at the review point (the conflict FNIR
-    target) the share of different-speaker enrollment pairs dev measures above it."""
+def fnir_at_design_size(trials, points, targets):
+    """How normalization would move the 1:N decisions: with trials scored one way and `points` the
+    service's points for a calibration fitted on them without a copy's floor (exact_copy is measured on
+    the cosine), FNIR % on dev at screening's search point and at the strict conflict FPIR point, and at
+    the review point (the conflict FNIR target, before any cap) the share of different-speaker
+    enrollment pairs dev measures above it."""
     out = {}
-    for label, condition, fpir in (('sample_vs_enrolled.search', 'sample_vs_enrolled', DEFAULT_TARGETS['screening_fpir']),
-                                   ('enrollment_vs_enrollment.strict_fpir', 'enrollment_vs_enrollment',
-                                    DEFAULT_TARGETS['conflict_strict_fpir'])):
+    for label, condition, point in (('sample_vs_enrolled.search', 'sample_vs_enrolled', points['sample_vs_enrolled']['search']),
+                                    ('enrollment_vs_enrollment.strict_fpir', 'enrollment_vs_enrollment',
+                                     points['enrollment_vs_enrollment']['strict'])):
         t = trials[condition]
-        cal = {'score': kind, 'verify': eer(t['score'], t['same'])[1], 'impostor_tail': fit_tail(t['score'][~t['same']])}
-        point = search_point(cal, fpir, DEFAULT_TARGETS['design_registry_size'])
-        out[label] = {'point': round(point, 4), 'fnir_pct': rates(t['score'], t['same'], point)['frr_pct']}
+        out[label] = {'point': round(float(point), 4), 'fnir_pct': rates(t['score'], t['same'], point)['frr_pct']}
     t = trials['enrollment_vs_enrollment']
-    review = max(eer(t['score'], t['same'])[1], float(np.quantile(t['score'][t['same']], DEFAULT_TARGETS['conflict_review_fnir'])))
+    review = max(eer(t['score'], t['same'])[1], float(np.quantile(t['score'][t['same']], targets['conflict_review_fnir'])))
     r = rates(t['score'], t['same'], review)
     out['enrollment_vs_enrollment.review'] = {'point': round(review, 4), 'fnir_pct': r['frr_pct'], 'far_pct': r['far_pct']}
     return out
@@ -337,13 +319,15 @@ def main():
     report = {'model': data['model'], 'speech': data['speech'], 'recordings': len(recs),
               'refused_by_pipeline': len(data['skipped']), 'conditions': {}}
     scores = {condition: 'cosine' for condition in trials}
+    # Calibrations fitted on every condition one way, for the 1:N figures normalization would give.
+    unfloored = {}
     if 'cohort' in entry:
         cohort, k = read_cohort(entry)
         normalized = build_trials(recs, emb, as_norm(cohort, k))
         report['normalized'] = {'cohort_rows': len(cohort), 'top_k': k, 'raw_eer_pct': eer_by_set(raw),
-                                'eer_pct': eer_by_set(normalized),
-                                'raw_fnir_at_design_size': fnir_at_design_size(raw, 'cosine'),
-                                'fnir_at_design_size': fnir_at_design_size(normalized, 'as_norm')}
+                                'eer_pct': eer_by_set(normalized)}
+        unfloored = {kind: {condition: fitted(t, kind) for condition, t in by_kind.items()}
+                     for kind, by_kind in (('cosine', raw), ('as_norm', normalized))}
         for condition in NORMALIZED_CONDITIONS:
             trials[condition] = normalized[condition]
             scores[condition] = 'as_norm'
@@ -358,8 +342,7 @@ def main():
             'score': scores[condition],
             'llr': {'bias': round(beta[0], 5), 'w_score': round(beta[1], 5), 'w_quality': round(beta[2], 5),
                     'w_interaction': round(beta[3], 5)},
-            'verify': round(verify, 4), 'impostor_tail': tail,
-            'genuine_quantiles': [[share, round(float(np.quantile(t['score'][t['same']], share)), 5)] for share in GENUINE_SHARES]}
+            'verify': round(verify, 4), 'impostor_tail': tail, 'genuine_quantiles': genuine_quantiles(t)}
         per_set = {}
         for name in sorted(set(t['set'])):
             m = t['set'] == name
@@ -376,12 +359,18 @@ def main():
     exact_copy = entry.get('calibration', {}).get('enrollment_vs_enrollment', {}).get('exact_copy')
     if exact_copy is not None:
         calibration['enrollment_vs_enrollment']['exact_copy'] = exact_copy
-    targets = DEFAULT_TARGETS
-    n = targets['design_registry_size']
+    service = service_points({'fitted': calibration, **unfloored})
+    targets = service['targets']
+    by_size = service['points']['fitted']
+    at_design = by_size[str(targets['design_registry_size'])]
+    if unfloored:
+        for key, kind in (('raw_fnir_at_design_size', 'cosine'), ('fnir_at_design_size', 'as_norm')):
+            chosen = raw if kind == 'cosine' else normalized
+            report['normalized'][key] = fnir_at_design_size(chosen, service['points'][kind][str(targets['design_registry_size'])], targets)
     points = {
-        'sample_vs_enrolled.search': ('sample_vs_enrolled', search_point(calibration['sample_vs_enrolled'], targets['screening_fpir'], n)),
-        'enrollment_vs_enrollment.review': ('enrollment_vs_enrollment', review_point(calibration['enrollment_vs_enrollment'], targets)),
-        'enrollment_vs_enrollment.strict': ('enrollment_vs_enrollment', strict_point(calibration['enrollment_vs_enrollment'], targets)),
+        'sample_vs_enrolled.search': ('sample_vs_enrolled', at_design['sample_vs_enrolled']['search']),
+        'enrollment_vs_enrollment.review': ('enrollment_vs_enrollment', at_design['enrollment_vs_enrollment']['review']),
+        'enrollment_vs_enrollment.strict': ('enrollment_vs_enrollment', at_design['enrollment_vs_enrollment']['strict']),
     }
     report['targets'] = targets
     report['one_to_n'] = {}
@@ -399,9 +388,12 @@ def main():
     t = trials['sample_vs_enrolled']
     report['screening_point_by_registry_size'] = {
         str(size): {'threshold': round(p, 4), 'fnir_pct': rates(t['score'], t['same'], p)['frr_pct']}
-        for size in REGISTRY_SIZES for p in [search_point(calibration['sample_vs_enrolled'], targets['screening_fpir'], size)]}
+        for size in REGISTRY_SIZES for p in [by_size[str(size)]['sample_vs_enrolled']['search']]}
 
     print_report(report)
+    if '--report' in sys.argv:
+        with open(sys.argv[sys.argv.index('--report') + 1], 'w') as f:
+            f.write(json.dumps(report, indent=2) + '\n')
     if write:
         name = data['model']
         manifest_path = os.path.join(MODELS, 'manifest.json')

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fbankFixtureDir, speechDir } from '../../testing/fixtures.js';
-import { TempDir } from '../../testing/temp-dir.js';
-import { createVoiceprintEngine } from '../engine.js';
+import { fbankFixtureDir, speechDir } from '../../origin/src/testing/fixtures.js';
+import { TempDir } from '../../origin/src/testing/temp-dir.js';
+import { createVoiceprintEngine } from '../../origin/src/voiceprint/engine.js';
 
 /**
  * The GPU recipe, run on the CPU for a few seconds: fixture recordings packed as Opus packets
