@@ -1,7 +1,7 @@
 """Pack a speech folder as raw Opus packets, small enough to travel to a GPU machine with the repository.
 
     /usr/bin/python3 tools/voiceprint-training/pack.py /work/shared/speech/train \\
-        tools/voiceprint-training/gpu-data/train.npz [--kbps 12] [--jobs 2]
+        tools/voiceprint-training/gpu-data/train.npz [--kbps 12] [--max-seconds S] [--estimate N] [--jobs 2]
 
 The folder is laid out like the corpus (manifest.tsv with path, set, speaker; Ogg Opus files). Each
 recording is decoded and re-encoded at --kbps with libopus (opus.py): the train split's 8.8 hours
@@ -28,8 +28,14 @@ def read_manifest(folder):
 
 
 def repack(job):
-    path, kbps = job
+    path, kbps, max_seconds = job
     wave = opus.read_ogg_opus(path)
+    keep = int(max_seconds * opus.RATE) if max_seconds else len(wave)
+    if len(wave) > keep:
+        # Training draws crops of a few seconds; past a point a recording's length only adds bytes. The
+        # middle is kept, where a read recording's speech is.
+        start = (len(wave) - keep) // 2
+        wave = wave[start:start + keep]
     packets, skip = opus.encode(wave, kbps)
     return packets, skip, len(wave)
 
@@ -47,18 +53,23 @@ def loaded_library_path():
 DEVICE_TREE_LIMIT = 64 * 2 ** 20  # what the device tool sends: the working tree and the carried paths together
 
 
-def travelling_bytes(folder):
-    """Bytes of the git working tree holding `folder` that a device run sends (tracked and untracked-not-ignored
-    files), plus the folder itself; None outside a git checkout."""
-    top = subprocess.run(['git', 'rev-parse', '--show-toplevel'], cwd=folder, capture_output=True, text=True)
+def tree_bytes(inside):
+    """Bytes of the git working tree holding the folder `inside` that a device run sends (tracked and
+    untracked-not-ignored files); None outside a git checkout."""
+    top = subprocess.run(['git', 'rev-parse', '--show-toplevel'], cwd=inside, capture_output=True, text=True)
     if top.returncode != 0:
         return None
     root = top.stdout.strip()
     listed = subprocess.run(['git', 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], cwd=root,
                             capture_output=True, check=True)
-    tree = sum(os.path.getsize(os.path.join(root, f)) for f in listed.stdout.decode().split('\0')
+    return sum(os.path.getsize(os.path.join(root, f)) for f in listed.stdout.decode().split('\0')
                if f and os.path.isfile(os.path.join(root, f)))
-    return tree + sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
+
+
+def travelling_bytes(folder):
+    """What a device run carrying the git-ignored `folder` sends: the tree and the folder's files."""
+    tree = tree_bytes(folder)
+    return None if tree is None else tree + sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
 
 
 def unpack(path):
@@ -78,12 +89,25 @@ def main():
     ap.add_argument('speech', help='folder with manifest.tsv (path, set, speaker) and its Ogg Opus files')
     ap.add_argument('out', help='the pack (.npz); libopus.so.0 is copied into the same folder')
     ap.add_argument('--kbps', type=int, default=12)
+    ap.add_argument('--max-seconds', type=float, help='keep at most this many seconds of each recording')
+    ap.add_argument('--estimate', type=int, metavar='N',
+                    help='write nothing: pack every Nth recording and print what the whole pack would weigh')
     ap.add_argument('--jobs', type=int, default=2)
     args = ap.parse_args()
     rows = read_manifest(args.speech)
+    chosen = rows[::args.estimate] if args.estimate else rows
     with Pool(args.jobs) as pool:
-        coded = pool.map(repack, [(os.path.join(args.speech, r['path']), args.kbps) for r in rows], chunksize=8)
+        coded = pool.map(repack, [(os.path.join(args.speech, r['path']), args.kbps, args.max_seconds) for r in chosen],
+                         chunksize=8)
     sizes = [len(p) for packets, _, _ in coded for p in packets]
+    if args.estimate:
+        # Packets compress little; each carries a 2-byte length in the pack besides its bytes.
+        whole = (sum(sizes) + 2 * len(sizes)) * len(rows) / len(chosen)
+        tree = tree_bytes(os.path.dirname(os.path.abspath(__file__))) or 0
+        print(f'{args.kbps} kbps{f", at most {args.max_seconds:g} s each" if args.max_seconds else ""}: about '
+              f'{whole / 2 ** 20:.1f} MiB for {len(rows)} recordings (from {len(chosen)}); with the tree a device run '
+              f'would send about {(tree + whole) / 2 ** 20:.1f} MiB of {DEVICE_TREE_LIMIT // 2 ** 20}', file=sys.stderr)
+        return 0
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     tmp = args.out + '.tmp.npz'
     np.savez_compressed(
