@@ -81,14 +81,18 @@ describe.skipIf(trainingMissing !== null)(
     afterAll(() => tmp.remove());
 
     it(
-      'packs fixtures as Opus, trains two networks whose loss falls, and exports one the engine embeds with',
+      'packs fixtures as Opus (at most 2 s each), trains two networks whose loss falls, and exports one the engine embeds with',
       async () => {
         const speech = tmp.file('speech');
         mkdirSync(speech);
         const speakers = fixtureSubset(path.join(speech, 'manifest.tsv'), 6, 3);
         const pack = tmp.file('gpu-data/train.npz');
-        await python('pack.py', [speech, pack, '--jobs', '1']);
+        await python('pack.py', [speech, pack, '--jobs', '1', '--max-seconds', '2']);
         expect(existsSync(tmp.file('gpu-data/libopus.so.0'))).toBe(true);
+        // The device budget keeps the middle of each recording: no row longer than 2 s at 16 kHz, and some cut to it.
+        const lengths = await run(PYTHON, ['-c', `import numpy; print(' '.join(map(str, numpy.load('${pack}')['samples'])))`]);
+        const samples = lengths.stdout.trim().split(' ').map(Number);
+        expect(Math.max(...samples)).toBe(32_000);
 
         const runDir = tmp.file('run');
         const archs = ['ecapa16', 'ecapa24'];
