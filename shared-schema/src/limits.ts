@@ -33,7 +33,7 @@ export const limits = {
   consentChallengeTtlSeconds: 10 * 60,
   /**
    * Challenges each owner may ask for per minute, beyond which 429: a person asks for a few, the demo
-   * seed (scripts/seed.ts) about twenty until one has a phrase its recorded speaker can read.
+   * seed (launch/demo-seed.ts) about twenty until one has a phrase its recorded speaker can read.
    */
   consentChallengesPerOwnerPerMinute: 60,
   /** Words (digits) of a challenge phrase. */

@@ -7,7 +7,7 @@ import { repositoryRoot } from '../bench/support/repository.js';
  * One case for every source file name: kebab-case, each dot-separated part lower-case words joined
  * by hyphens (`platform-desk-client.ts`, `sender.test.ts`), whatever the file declares inside.
  */
-const SOURCE_FOLDERS = ['origin/src', 'edge-gate/src', 'edge-gate/test', 'shared-schema/src', 'test', 'scripts'];
+const SOURCE_FOLDERS = ['origin/src', 'edge-gate/src', 'edge-gate/test', 'shared-schema/src', 'test', 'scripts', 'launch', 'tools'];
 const SOURCE_FILE = /\.(ts|mts|mjs|js)$/;
 const KEBAB_CASE = /^[a-z0-9]+(-[a-z0-9]+)*(\.[a-z0-9]+(-[a-z0-9]+)*)*$/;
 

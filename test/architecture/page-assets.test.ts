@@ -3,12 +3,12 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { PAGE_BUNDLES } from '../../scripts/build-pages.js';
+import { PAGE_BUNDLES } from '../../launch/page-bundles.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' });
 
-// The pages' bundles are build output (scripts/build-pages.ts): made at start, in tests and at
+// The pages' bundles are build output (launch/page-bundles.ts): made at start, in tests and at
 // deploy from the sources of the checkout, so none can be stale in git or edited by hand there.
 describe('page assets', () => {
   it.each(PAGE_BUNDLES.map((bundle) => bundle.output))('%s is ignored by git and not committed', (output) => {

@@ -11,7 +11,7 @@ import { localImportsOf, sourceFiles, specifiersOf } from './imports.js';
  * shared-schema/src/testing/; a module there is never imported by code that ships.
  */
 const PACKAGE = 'shared-schema/src';
-const SCANNED = ['shared-schema/src', 'origin/src', 'edge-gate/src', 'edge-gate/test', 'test', 'scripts', 'tools'];
+const SCANNED = ['shared-schema/src', 'origin/src', 'edge-gate/src', 'edge-gate/test', 'test', 'scripts', 'launch', 'tools'];
 
 /**
  * What others outside the repository import: each folder's index.ts and the entries of the installable

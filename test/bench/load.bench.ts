@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type SyncUpdate, sha256Hex, type VoiceIndexRecord } from '@vip/shared-schema';
 import autocannon from 'autocannon';
-import { freePort } from '../../scripts/free-port.js';
+import { freePort } from '../../launch/free-port.js';
 import type { Bench, Figure } from './bench.js';
 import { type Caller, fetchOnceMore, gateRequest, syncIndex } from './support/gate-index.js';
 import type { LoadRequest } from './support/load.js';

@@ -14,7 +14,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { buildPages } from '../../scripts/build-pages.js';
+import { buildPages } from '../../launch/page-bundles.js';
 import type { Bench } from './bench.js';
 import { type BenchEntry, type BenchReport, compareWithBaseline, describeMachine, printEntry, renderMarkdown } from './support/report.js';
 import { gitCommit, repositoryRoot } from './support/repository.js';
@@ -136,7 +136,7 @@ async function main() {
     .sort();
   if (files.length === 0) throw new Error(`no bench matches ${only.join(', ')}`);
   const measured = { command, date: report.date, commit: report.commit };
-  // The planes the benches start serve the pages' bundles, which are build output (scripts/build-pages.ts).
+  // The planes the benches start serve the pages' bundles, which are build output (launch/page-bundles.ts).
   await buildPages();
   for (const file of files) report.benches.push(await runBench(file, quick, measured));
   console.log(`\nall benches: ${Math.round((performance.now() - started) / 1000)} s`);

@@ -6,8 +6,8 @@ import { grantBiometricConsentRoute } from '@vip/shared-schema/routes/origin/bio
 import { spokenConsentRecordingRoute } from '@vip/shared-schema/routes/origin/spoken-consent';
 import { enrollVoiceRoute, listVoicesRoute } from '@vip/shared-schema/routes/origin/voices';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { curlOf, type DemoSeed, SeedRefused, seedDemo } from '../../launch/demo-seed.js';
 import { DEFAULT_ADMIN_EMAIL } from '../../origin/src/config.js';
-import { curlOf, type DemoSeed, SeedRefused, seedDemo } from '../../scripts/seed.js';
 import { eventually, json, type RunningService, startService } from '../support/service.js';
 import { OTHER_SPEAKER_CLIPS } from '../support/speech.js';
 

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../../scripts/free-port.js';
-import { type PlaneLaunch, waitUntilServing } from '../../scripts/start.js';
+import { freePort } from '../../launch/free-port.js';
+import { type PlaneLaunch, waitUntilServing } from '../../launch/planes.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 

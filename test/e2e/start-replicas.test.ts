@@ -4,9 +4,9 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, portIsFree } from '../../launch/free-port.js';
+import { type OriginFront, RESTING_MS, startOriginFront } from '../../launch/origin-front.js';
 import { createScratchServerDatabase } from '../../origin/src/testing/database.js';
-import { freePort, portIsFree } from '../../scripts/free-port.js';
-import { type OriginFront, RESTING_MS, startOriginFront } from '../../scripts/origin-front.js';
 import { eventually, json, type RunningService, registeredOwner, startService } from '../support/service.js';
 
 const serverUrl = process.env.TEST_DATABASE_URL;

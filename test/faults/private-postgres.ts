@@ -3,7 +3,7 @@ import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../scripts/free-port.js';
+import { freePort } from '../../launch/free-port.js';
 
 const run = promisify(execFile);
 

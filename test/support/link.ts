@@ -1,5 +1,5 @@
 import { connect, createServer, type Socket } from 'node:net';
-import { freePort } from '../../scripts/free-port.js';
+import { freePort } from '../../launch/free-port.js';
 
 /**
  * A TCP relay on 127.0.0.1 in front of one plane, that a test can cut as a network partition cuts:

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIOMETRIC_CONSENT_STATEMENT } from '@vip/shared-schema';
+import { freePort } from '../../launch/free-port.js';
+import { type OriginFront, startOriginFront } from '../../launch/origin-front.js';
+import { type PlaneLaunch, preparePlanes, waitUntilServing } from '../../launch/planes.js';
 import { CORPUS_SPEAKERS_SPOKEN_CONSENT } from '../../origin/src/testing/origin.js';
-import { freePort } from '../../scripts/free-port.js';
-import { type OriginFront, startOriginFront } from '../../scripts/origin-front.js';
-import { type PlaneLaunch, preparePlanes, waitUntilServing } from '../../scripts/start.js';
 import { type CuttableLink, startCuttableLink } from './link.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -235,7 +235,7 @@ export interface RunningPlanes {
 
 /**
  * Starts the two planes as separate processes, with the very commands and environment `npm start`
- * gives them (`preparePlanes` from scripts/start.ts), so a test can stop or restart one of them
+ * gives them (`preparePlanes` from launch/planes.ts), so a test can stop or restart one of them
  * while the other keeps running.
  */
 export async function startPlanes(options: PlanesOptions = {}): Promise<RunningPlanes> {

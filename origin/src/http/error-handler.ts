@@ -97,7 +97,7 @@ const CLIENT_ERROR_PROBLEMS: Partial<Record<string, ProblemError>> = {
  * socket with: problem+json with a request id of its own (the request's was never read) and
  * `connection: close`, since the rest of what the client sent cannot be read as a request. Its
  * `instance` names the occurrence, not the target, which the parser did not hand over. Also what
- * `npm start -- --replicas`' front answers for its own parser (scripts/origin-front.ts).
+ * `npm start -- --replicas`' front answers for its own parser (launch/origin-front.ts).
  */
 export function clientErrorResponse(error: NodeJS.ErrnoException, requestId: string): { problem: ProblemError; raw: string } {
   const problem =

@@ -12,7 +12,7 @@ import { fixturesDir, pcm16Wav, speechDir } from './fixtures.js';
  * own read sentences. New challenges ask for a later statement, so the tests read it as the answer to
  * a challenge issued before the upgrade: the accented, real-speech case beside the synthetic voices
  * of synthetic-consent.ts. The same speaker's enrollment clips are committed in
- * fixtures/speech/so762/. The spoken-consent tests and the demo seed (scripts/seed.ts) read it;
+ * fixtures/speech/so762/. The spoken-consent tests and the demo seed (launch/demo-seed.ts) read it;
  * nothing beside the clone is needed.
  */
 export const RECORDED_CONSENT = {

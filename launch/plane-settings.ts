@@ -1,14 +1,14 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Where `npm start` serves the planes and keeps their data; read by the seed too (scripts/seed.ts). */
+/** Where `npm start` serves the planes and keeps their data; read by the seed too (launch/demo-seed.ts). */
 export interface PlaneSettings {
   originPort: number;
   edgePort: number;
   dataDir: string;
   /**
    * `npm start -- --replicas N` (N ≥ 2): the ports of the N origin replicas, which serve behind one
-   * front on `originPort` (scripts/origin-front.ts). Unset or one port: the origin itself on `originPort`.
+   * front on `originPort` (launch/origin-front.ts). Unset or one port: the origin itself on `originPort`.
    */
   replicaPorts?: number[];
 }
