@@ -12,7 +12,7 @@ import { DetectionService } from './detection/service.js';
 import { edgeAuditLookup } from './edge-link/audit-lookup.js';
 import { HealthService } from './health/service.js';
 import { RateLimiter } from './http/rate-limit.js';
-import { LicenseRequestService } from './license-requests/service.js';
+import { closePendingRequests, LicenseRequestService } from './license-requests/service.js';
 import type { WakeSignal } from './loops/wake-signal.js';
 import { PlatformService } from './platforms/service.js';
 import { SigningCertificateService } from './provenance/certificates.js';
@@ -108,7 +108,12 @@ export function buildServices(deps: ServiceDeps): Services {
     platforms: new PlatformService({ db, runtime, outbox }),
     biometricConsents: new BiometricConsentService({ db, runtime }),
     spokenConsent,
-    synthesisConsents: new SynthesisConsentService({ db, runtime, outbox }),
+    synthesisConsents: new SynthesisConsentService({
+      db,
+      runtime,
+      outbox,
+      onWithdrawn: (tx, voice, actor, now) => closePendingRequests(tx, voice, 'consent_withdrawn', actor, runtime, now),
+    }),
     licenses,
     licenseRequests: new LicenseRequestService({
       db,

@@ -31,6 +31,7 @@ const WALLS: Wall[] = [
   { says: 'the database layer knows no domain', files: ['db/'], only: ['db/', 'config.ts'] },
   { says: 'the HTTP plumbing knows no domain', files: ['http/'], only: ['http/', 'db/', 'runtime.ts'] },
   { says: 'the loop primitives know no domain', files: ['loops/'], only: ['loops/'] },
+  { says: 'the voice records know no domain', files: ['voice-records/'], only: ['voice-records/', 'db/', 'http/cursor.ts'] },
   {
     says: 'only the composition root builds the app',
     files: [''],
@@ -79,7 +80,7 @@ function crossings(file: string, source: string): string[] {
  * services and routes are its own, so another domain never imports them (docs/ARCHITECTURE.md,
  * "Domains use each other through their index.ts").
  */
-const NOT_DOMAINS = ['db/', 'http/', 'loops/', 'jobs/', 'testing/'];
+const NOT_DOMAINS = ['db/', 'http/', 'loops/', 'voice-records/', 'jobs/', 'testing/'];
 /** The link to the edge is plumbing the domains write through (the outbox in their transaction, the nudge after it), as they use `db/`. */
 const PLUMBING = ['edge-link/'];
 
@@ -96,6 +97,68 @@ function reachesInside(file: string, source: string): string[] {
     const owner = domainOf(target);
     return owner === null || owner === home || target === `${owner}/index.ts` ? [] : [`${file} → ${target} (use ${owner}/index.ts)`];
   });
+}
+
+/**
+ * The domains' imports of each other as a graph: a node per domain folder (`edge-link/` one too, but
+ * for its outbox store, which the domains write through as they write `db/`), an edge from each file's
+ * domain to each other domain it imports, with the first file that does as its example.
+ */
+const cycleNodeOf = (path: string): string | null =>
+  path === 'edge-link/outbox-store.ts' ? null : path.startsWith('edge-link/') ? 'edge-link' : domainOf(path);
+
+function domainGraph(sources: Record<string, string>): Map<string, Map<string, string>> {
+  const graph = new Map<string, Map<string, string>>();
+  for (const [file, source] of Object.entries(sources)) {
+    const from = cycleNodeOf(file);
+    if (from === null || file.endsWith('.test.ts')) continue;
+    for (const target of localImportsOf(sourceRoot, file, source)) {
+      const to = cycleNodeOf(target);
+      if (to === null || to === from) continue;
+      const edges = graph.get(from) ?? new Map<string, string>();
+      if (!edges.has(to)) edges.set(to, `${file} → ${target}`);
+      graph.set(from, edges);
+    }
+  }
+  return graph;
+}
+
+/** Each circle of domains, as the imports that close it: `a → b`, …, back to `a` (the shortest circle through each domain on one). */
+function domainCycles(graph: Map<string, Map<string, string>>): string[][] {
+  const circles = new Map<string, string[]>();
+  for (const start of [...graph.keys()].sort()) {
+    // Breadth first from `start`'s neighbours back to `start`: the shortest circle through it.
+    const cameFrom = new Map<string, string>();
+    const queue = [...(graph.get(start)?.keys() ?? [])].sort();
+    for (const next of queue) cameFrom.set(next, start);
+    while (queue.length > 0 && !cameFrom.has(`${start}\u0000back`)) {
+      const node = queue.shift()!;
+      for (const next of [...(graph.get(node)?.keys() ?? [])].sort()) {
+        if (next === start) {
+          cameFrom.set(`${start}\u0000back`, node);
+          break;
+        }
+        if (!cameFrom.has(next)) {
+          cameFrom.set(next, node);
+          queue.push(next);
+        }
+      }
+    }
+    let last = cameFrom.get(`${start}\u0000back`);
+    if (last === undefined) continue;
+    const path = [start];
+    while (last !== start) {
+      path.splice(1, 0, last!);
+      last = cameFrom.get(last!);
+    }
+    const key = [...path].sort().join(',');
+    if (!circles.has(key))
+      circles.set(
+        key,
+        path.map((node, i) => graph.get(node)!.get(path[(i + 1) % path.length]!)!),
+      );
+  }
+  return [...circles.values()];
 }
 
 describe("the origin's layers", () => {
@@ -144,8 +207,8 @@ describe("the origin's layers", () => {
 
   it('lets a domain use another only through its index.ts', () => {
     expect(sourceFiles(sourceRoot).flatMap((file) => reachesInside(file, readFileSync(join(sourceRoot, file), 'utf8')))).toEqual([]);
-    expect(reachesInside('screening/service.ts', "import { nearestVoices } from '../voices/store.js';")).toEqual([
-      'screening/service.ts → voices/store.ts (use voices/index.ts)',
+    expect(reachesInside('screening/service.ts', "import { registryAuditRecord } from '../registry/voice-index/audit.js';")).toEqual([
+      'screening/service.ts → registry/voice-index/audit.ts (use registry/index.ts)',
     ]);
     expect(reachesInside('license-requests/service.ts', "import type { LicenseService } from '../registry/licenses/service.js';")).toEqual([
       'license-requests/service.ts → registry/licenses/service.ts (use registry/index.ts)',
@@ -154,10 +217,26 @@ describe("the origin's layers", () => {
       'voices/routes.ts → auth/guard.ts (use auth/index.ts)',
     ]);
     // What the rule allows: the owner's index.ts, the domain's own files, the layers below.
-    expect(reachesInside('screening/service.ts', "import { nearestVoices } from '../voices/index.js';")).toEqual([]);
+    expect(reachesInside('screening/service.ts', "import { nearestVoices } from '../voice-records/store.js';")).toEqual([]);
     expect(reachesInside('registry/licenses/service.ts', "import { publishVoiceIndex } from '../voice-index/publish.js';")).toEqual([]);
-    expect(reachesInside('voices/store.ts', "import { olderThan } from '../http/cursor.js';")).toEqual([]);
+    expect(reachesInside('voices/reviews.ts', "import { olderThan } from '../http/cursor.js';")).toEqual([]);
     expect(reachesInside('jobs/background-jobs.ts', "import { WebhookWorker } from '../webhooks/worker.js';")).toEqual([]);
+  });
+
+  it('has no circle of domains: each leans only on domains below it', () => {
+    const sources = Object.fromEntries(sourceFiles(sourceRoot).map((file) => [file, readFileSync(join(sourceRoot, file), 'utf8')]));
+    const graph = domainGraph(sources);
+    expect(graph.size).toBeGreaterThan(10);
+    expect(domainCycles(graph)).toEqual([]);
+    // One import the other way closes a circle, and the failure names the imports around it.
+    const withCircle = domainGraph({ ...sources, 'audit/owner-filter.ts': "import { eraseVoice } from '../voices/erase.js';" });
+    expect(domainCycles(withCircle)).toContainEqual([
+      'audit/owner-filter.ts → voices/erase.ts',
+      expect.stringMatching(/^voices\/.+ → audit\/index\.ts$/),
+    ]);
+    // The outbox store is written through by every domain and is no node: importing it closes no circle.
+    const throughOutbox = domainGraph({ ...sources, 'edge-link/outbox-store.ts': "import { x } from '../registry/index.js';" });
+    expect(domainCycles(throughOutbox)).toEqual([]);
   });
 
   it('keeps test support in testing/: no other module outside a test imports a test library', () => {

@@ -15,7 +15,7 @@ const OWNER_OF_SCHEMA_FILE: Record<string, string> = {
   'audit-tlog.ts': 'audit',
   'biometric-consents.ts': 'biometric-consent',
   'edge-outbox.ts': 'edge-link',
-  'embeddings.ts': 'voices',
+  'embeddings.ts': 'voice-records',
   'events.ts': 'events',
   'identity.ts': 'auth',
   'license-requests.ts': 'license-requests',
@@ -24,7 +24,7 @@ const OWNER_OF_SCHEMA_FILE: Record<string, string> = {
   'rate-limits.ts': 'http',
   'signing-certificates.ts': 'provenance',
   'spoken-consent.ts': 'spoken-consent',
-  'voices.ts': 'voices',
+  'voices.ts': 'voice-records',
   'watermarks.ts': 'provenance',
   'webhooks.ts': 'webhooks',
 };
@@ -81,8 +81,8 @@ describe("the origin's tables", () => {
       'provenance/store.ts → platforms (platforms)',
     ]);
     expect(foreignTables('spoken-consent/service.ts', "import { type ChallengeRow, voices } from '../db/schema.js';", owners)).toEqual([
-      'spoken-consent/service.ts → voices (voices)',
+      'spoken-consent/service.ts → voices (voice-records)',
     ]);
-    expect(foreignTables('voices/store.ts', "import { type ConsentRow, voices } from '../db/schema.js';", owners)).toEqual([]);
+    expect(foreignTables('voice-records/store.ts', "import { type ConsentRow, voices } from '../db/schema.js';", owners)).toEqual([]);
   });
 });

@@ -8,8 +8,8 @@ import type { DatabaseHandle } from '../../origin/src/db/client.js';
 import { INDEXED_EMBEDDING_MODELS } from '../../origin/src/db/schema.js';
 import { openScratchServerDatabase } from '../../origin/src/testing/database.js';
 import { mulberry32 } from '../../origin/src/testing/random.js';
+import { nearestVoice } from '../../origin/src/voice-records/store.js';
 import { createVoiceprintEngine, type VoiceprintEngine } from '../../origin/src/voiceprint/index.js';
-import { nearestVoice } from '../../origin/src/voices/store.js';
 import type { Bench, Figure } from './bench.js';
 import { fileNamedIn, type Recording, readSpeakers, shuffled } from './sequential-enrollment.js';
 import { repositoryRoot } from './support/repository.js';
@@ -17,7 +17,7 @@ import { median, percentile, round } from './support/stats.js';
 
 /*
  * 1:N identity search at registry scale (issue 12, item 6): the enrollment conflict search
- * (`nearestVoice`, origin/src/voices/store.ts) over a pgvector HNSW index holding up to a million
+ * (`nearestVoice`, origin/src/voice-records/store.ts) over a pgvector HNSW index holding up to a million
  * voiceprints, on the Postgres server. Real enrollments of dev speakers are planted among synthetic
  * voiceprints drawn to look like real impostors to each other; the other half of each planted
  * speaker's recordings is then searched for, as a second owner's enrollment would be.

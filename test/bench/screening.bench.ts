@@ -5,7 +5,7 @@ import { loggedIn, startTestOrigin } from '../../origin/src/testing/origin.js';
 import { platformKey } from '../../origin/src/testing/platforms.js';
 import { audioForm, speakerRecordings, startTestEngine } from '../../origin/src/testing/voiceprint.js';
 import { insertEnrolledVoice } from '../../origin/src/testing/voices.js';
-import { nearestVoices } from '../../origin/src/voices/store.js';
+import { nearestVoices } from '../../origin/src/voice-records/store.js';
 import type { Bench, Figure } from './bench.js';
 import { median, percentile, round } from './support/stats.js';
 import { timedEngine } from './support/timed-engine.js';

@@ -2,4 +2,4 @@
 export { queueAuditRecords } from './queue.js';
 /** The edge link's collector (which of the edge's records the chain holds, under its lock) and a file's verification (was the token redeemed). */
 export { approvalOfToken, knownCheckIds, lockCollector, redemptionLogged } from './store.js';
-export type { TransparencyLog } from './tlog-service.js';
+export type { EdgeAuditLookup, TransparencyLog } from './tlog-service.js';

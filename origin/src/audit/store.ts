@@ -3,7 +3,7 @@ import { and, asc, desc, eq, getTableColumns, getTableName, gt, gte, inArray, lt
 import { waitForTurn } from '../db/advisory-locks.js';
 import type { Executor } from '../db/client.js';
 import { auditCheckpoints, auditEntries, auditPending, type CheckpointRow } from '../db/schema.js';
-import { voiceIdsOfOwner } from '../voices/index.js';
+import { voiceIdsOfOwner } from '../voice-records/store.js';
 import type { ChainLine, RawChainPage } from './chain-page.js';
 import type { StoredEntry } from './entries.js';
 

@@ -2,6 +2,7 @@ import {
   checkpointText,
   formatTlogProof,
   HASH_SIZE,
+  type HeldAuditRecord,
   noteKeyId,
   noteSignatureLine,
   noteVerifierKey,
@@ -11,12 +12,17 @@ import {
   type TileAddress,
 } from '@vip/shared-schema';
 import type { Database } from '../db/client.js';
-import type { EdgeAuditLookup } from '../edge-link/audit-lookup.js';
 import type { Clock } from '../runtime.js';
 import type { CheckpointSigner } from './checkpoints.js';
 import { inclusionRanges, TileHashes, type TileKey, tileKey, tilesForRanges } from './merkle.js';
 import * as store from './store.js';
 import * as tlogStore from './tlog-store.js';
+
+/**
+ * Whose a check is that the edge decided and the origin has not collected yet; null when the edge
+ * holds none. The audit declares what it asks; the edge link answers it (edge-link/audit-lookup.ts).
+ */
+export type EdgeAuditLookup = (checkId: string) => Promise<HeldAuditRecord | null>;
 
 export interface TransparencyLogDeps {
   db: Database;

@@ -12,8 +12,8 @@ import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../testing/o
 import { platformKey } from '../testing/platforms.js';
 import { expectProblem } from '../testing/problem.js';
 import { audioForm, EMBEDDING_LIKE, hasCalibratedModel, silentWav, speakerRecordings, startTestEngine } from '../testing/voiceprint.js';
+import { insertEmbedding } from '../voice-records/store.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
-import { insertEmbedding } from '../voices/store.js';
 import { webhookSettings } from '../webhooks/service.js';
 
 let engine: VoiceprintEngine;

@@ -6,8 +6,8 @@ import type { MultipartForm } from '../http/multipart-form.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { holdsLiveLicense } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
+import { findEmbeddingOfVoice, findVoiceOfOwner, nearestVoice } from '../voice-records/store.js';
 import type { EmbedFileResult, TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
-import { findEmbeddingOfVoice, findVoiceOfOwner, nearestVoice } from '../voices/index.js';
 
 export interface DetectionServiceDeps {
   db: Database;

@@ -1,12 +1,10 @@
-import { auditLookupResponseSchema, type HeldAuditRecord, INTERNAL_AUDIT_LOOKUP_PATH } from '@vip/shared-schema';
+import { auditLookupResponseSchema, INTERNAL_AUDIT_LOOKUP_PATH } from '@vip/shared-schema';
+import type { EdgeAuditLookup } from '../audit/index.js';
 import type { Clock } from '../runtime.js';
 import { callEdge, type EdgeTarget } from './edge-call.js';
 
 /** A receipt's caller waits on this call: short, unlike a background pull. */
 const LOOKUP_TIMEOUT_MS = 2_000;
-
-/** Whose a check is that the edge decided and the origin has not collected yet; null when the edge holds none. */
-export type EdgeAuditLookup = (checkId: string) => Promise<HeldAuditRecord | null>;
 
 /** Asks the edge's audit store, with a signed internal call, whether it holds `checkId` (docs/CONTRACT.md#audit-chain). */
 export function edgeAuditLookup(edge: EdgeTarget, clock: Clock, fetchImpl: typeof fetch = globalThis.fetch): EdgeAuditLookup {

@@ -1,7 +1,7 @@
 import type { AuditRecord } from '@vip/shared-schema';
 import type { Executor } from '../db/client.js';
 import { ownersOfErasedVoices, recordEvent } from '../events/index.js';
-import { ownersOfVoices } from '../voices/index.js';
+import { ownersOfVoices } from '../voice-records/store.js';
 
 /**
  * docs/CONTRACT.md#events: `pre_synthesis.blocked` on every hard block the edge decided, for the voice

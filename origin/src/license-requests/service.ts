@@ -29,7 +29,7 @@ import {
   termsSha256Of,
 } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
-import { lockVoice } from '../voices/index.js';
+import { lockVoice } from '../voice-records/store.js';
 import { type SecretEncryption, sealLicenseToken } from '../webhooks/index.js';
 import * as store from './store.js';
 

@@ -17,8 +17,8 @@ import type { MultipartForm } from '../http/multipart-form.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { holdsLiveLicense } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
+import { type NearVoice, nearestVoices } from '../voice-records/store.js';
 import type { TaggedEmbedding, VoiceprintEngine } from '../voiceprint/index.js';
-import { type NearVoice, nearestVoices } from '../voices/index.js';
 
 export interface ScreeningServiceDeps {
   db: Database;

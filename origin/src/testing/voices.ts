@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../db/client.js';
 import { voices } from '../db/schema.js';
+import { insertEmbedding } from '../voice-records/store.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
-import { insertEmbedding } from '../voices/store.js';
 
 /** A voice row as enrollment would leave it, without the enrollment pipeline (no embeddings). */
 export async function insertTestVoice(

@@ -7,8 +7,8 @@ import { recordEvent } from '../events/index.js';
 import { closePendingRequests } from '../license-requests/index.js';
 import { countLicensesOfVoice, publishVoiceIndex } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
+import * as store from '../voice-records/store.js';
 import { voiceAuditRecord } from './audit-records.js';
-import * as store from './store.js';
 
 /**
  * Erases the voice, locked by the caller's transaction: its consents, embedding, licences (by

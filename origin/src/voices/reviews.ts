@@ -9,8 +9,8 @@ import { decodeCursor, encodeCursor, keysetPage } from '../http/cursor.js';
 import type { WakeSignal } from '../loops/wake-signal.js';
 import { publishVoiceIndex } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
+import * as store from '../voice-records/store.js';
 import { eraseVoice } from './erase.js';
-import * as store from './store.js';
 
 /**
  * The identity-conflict review band (docs/ARCHITECTURE.md#voiceprints): an enrollment whose nearest voice of another

@@ -20,11 +20,11 @@ import type { WakeSignal } from '../loops/wake-signal.js';
 import { findVoiceFor, lockVoiceFor, publishVoiceIndex, refuseWhileHeld } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import type { SpokenConsentService, VerifiedConsent } from '../spoken-consent/index.js';
+import * as store from '../voice-records/store.js';
 import type { EmbedFileResult, EnrollmentResult, VoiceprintEngine } from '../voiceprint/index.js';
 import { voiceAuditRecord } from './audit-records.js';
 import { eraseVoice } from './erase.js';
 import { holdForReview } from './reviews.js';
-import * as store from './store.js';
 
 export interface VoiceServiceDeps {
   db: Database;

@@ -8,7 +8,7 @@ import { bearer, loggedIn } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
 import { engine, enroll, eventsOf, grantBiometricConsent, inject, origin, storedVoice, unitAxis } from '../testing/voice-routes.js';
 import { audioForm, hasCalibratedModel, silentWav, speakerRecordings } from '../testing/voiceprint.js';
-import { nearestVoice } from './store.js';
+import { nearestVoice } from '../voice-records/store.js';
 
 describe('POST /api/v1/voices/enroll', () => {
   it('refuses the same speaker enrolled by a second owner with 409, naming no one, and audits the refusal', async (context) => {

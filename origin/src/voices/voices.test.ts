@@ -17,7 +17,7 @@ import { bearer, loggedIn } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
 import { engine, enroll, eventsOf, grantBiometricConsent, inject, origin, storedVoice } from '../testing/voice-routes.js';
 import { audioForm, EMBEDDING_LIKE, silentWav, speakerRecordings } from '../testing/voiceprint.js';
-import { nearestVoiceQuery } from './store.js';
+import { nearestVoiceQuery } from '../voice-records/store.js';
 
 describe('POST /api/v1/voices/enroll', () => {
   it('enrolls a voice from several recordings, stores only its voiceprint, publishes it and reports enrollment.complete', async () => {

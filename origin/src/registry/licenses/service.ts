@@ -17,7 +17,7 @@ import { recordEvent } from '../../events/index.js';
 import type { WakeSignal } from '../../loops/wake-signal.js';
 import { platformExists } from '../../platforms/index.js';
 import type { Runtime } from '../../runtime.js';
-import { findVoice, lockVoice } from '../../voices/index.js';
+import { findVoice, lockVoice } from '../../voice-records/store.js';
 import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
 import { type RegistryActor, registryAuditRecord } from '../voice-index/audit.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';

@@ -1,19 +1,26 @@
 import type { ConsentStatus } from '@vip/shared-schema';
 import { queueAuditRecords } from '../../audit/index.js';
 import type { Principal } from '../../auth/index.js';
-import type { Database } from '../../db/client.js';
-import { closePendingRequests } from '../../license-requests/index.js';
+import type { Database, Executor } from '../../db/client.js';
+import type { VoiceRow } from '../../db/schema.js';
 import type { WakeSignal } from '../../loops/wake-signal.js';
 import type { Runtime } from '../../runtime.js';
-import { setConsentStatus } from '../../voices/index.js';
+import { setConsentStatus } from '../../voice-records/store.js';
 import { lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
 import { registryAuditRecord } from '../voice-index/audit.js';
 import { publishVoiceIndex } from '../voice-index/publish.js';
+
+/**
+ * What else a withdrawal ends, in its transaction: the licence requests still pending for the voice.
+ * Handed in by the composition root (services.ts), since licence requests build on the registry.
+ */
+export type OnConsentWithdrawn = (tx: Executor, voice: VoiceRow, actor: { type: 'user'; userId: string }, now: Date) => Promise<void>;
 
 export interface SynthesisConsentServiceDeps {
   db: Database;
   runtime: Runtime;
   outbox: WakeSignal;
+  onWithdrawn: OnConsentWithdrawn;
 }
 
 /** Synthesis consent per voice (docs/CONTRACT.md#answers-to-the-specifications-gaps): what the gate's `no_consent` is judged by. */
@@ -26,7 +33,7 @@ export class SynthesisConsentService {
    * the voice already has changes, publishes and audits nothing.
    */
   async setSynthesisConsent(principal: Principal, voiceId: string, status: Exclude<ConsentStatus, 'unknown'>) {
-    const { db, runtime, outbox } = this.deps;
+    const { db, runtime, outbox, onWithdrawn } = this.deps;
     const now = runtime.clock.now();
     const changed = await db.transaction(async (tx) => {
       const voice = await lockVoiceFor(tx, principal, voiceId);
@@ -36,8 +43,7 @@ export class SynthesisConsentService {
       await setConsentStatus(tx, voiceId, status, now);
       await publishVoiceIndex(tx, voiceId, now);
       const actor = { type: 'user' as const, userId: principal.userId };
-      if (status === 'withdrawn')
-        await closePendingRequests(tx, { ...voice, consentStatus: status }, 'consent_withdrawn', actor, runtime, now);
+      if (status === 'withdrawn') await onWithdrawn(tx, { ...voice, consentStatus: status }, actor, now);
       const change = registryAuditRecord({
         checkId: runtime.newId(),
         kind: 'consent.changed',

@@ -2,7 +2,7 @@ import { ProblemError } from '@vip/shared-schema';
 import type { Principal } from '../../auth/index.js';
 import type { Executor } from '../../db/client.js';
 import type { VoiceRow } from '../../db/schema.js';
-import { findVoice, lockVoice } from '../../voices/index.js';
+import { findVoice, lockVoice } from '../../voice-records/store.js';
 
 /** The voice, locked for the rest of the transaction, when the caller owns it or is an admin. */
 export async function lockVoiceFor(db: Executor, principal: Principal, voiceId: string): Promise<VoiceRow> {

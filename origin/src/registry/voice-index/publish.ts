@@ -2,7 +2,7 @@ import type { VoiceIndexRecord } from '@vip/shared-schema';
 import type { Database, Executor } from '../../db/client.js';
 import type { LicenseRow, VoiceRow } from '../../db/schema.js';
 import { enqueueEdgeUpdate } from '../../edge-link/outbox-store.js';
-import { lockVoice, voiceIdsAfter } from '../../voices/index.js';
+import { lockVoice, voiceIdsAfter } from '../../voice-records/store.js';
 import { termsSha256Of } from '../licenses/terms.js';
 import { listActiveLicenses } from './store.js';
 

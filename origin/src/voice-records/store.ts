@@ -1,3 +1,10 @@
+/**
+ * The voices, their embeddings and their review holds: the rows and every query of them, below the
+ * domains (docs/ARCHITECTURE.md, "The origin's folders"). The voices domain enrolls, reviews and
+ * erases through them; the registry, licence requests, screening, detection, provenance, spoken
+ * consent, the audit's owner filter and the edge link read and lock them here, so none of them leans
+ * on the voices domain, which sits above them all.
+ */
 import type { ConsentStatus, VoiceStatus } from '@vip/shared-schema';
 import { and, asc, desc, eq, gt, inArray, ne, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
