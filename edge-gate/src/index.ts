@@ -1,7 +1,7 @@
 import { createApp } from './app.js';
 import { systemRuntime } from './runtime.js';
 
-export { AuditOutbox } from './objects/audit-outbox.js';
+export { CallerHome } from './objects/caller-home.js';
 export { RateLimiter } from './objects/rate-limiter.js';
 export { VoiceGate } from './objects/voice-gate.js';
 

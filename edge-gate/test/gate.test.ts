@@ -68,7 +68,7 @@ describe('pre-synthesis check, Variant A: approved (docs/CONTRACT.md#gate-result
     expect((await check(key, voiceId, { license_token: licenceToken })).body.status).toBe('approved');
   });
 
-  it('writes an allow decision to the audit outbox, with the token jti and the terms of the licence that backed it', async () => {
+  it('writes an allow decision to the home shard of its caller, with the token jti and the terms of the licence that backed it', async () => {
     const key = await newPlatformKey();
     const { voiceId, record: published } = await licensedVoice(key.platformName);
     const { body } = await check(key, voiceId);

@@ -1,7 +1,7 @@
 import { env, SELF } from 'cloudflare:test';
 import { kvKeys } from '@vip/shared-schema';
 import { describe, expect, it } from 'vitest';
-import { applyKeyUpdate } from '../src/objects/audit-outbox-client.js';
+import { applyKeyUpdate } from '../src/objects/caller-home-client.js';
 import {
   EDGE,
   expectProblem,

@@ -1,7 +1,7 @@
 import { loadConfig } from './config.js';
 import { openConfiguredDatabase } from './db/open.js';
 import { republishApiKeys } from './platforms/index.js';
-import { republishVoiceIndex } from './registry/index.js';
+import { republishVoicesToEdgeIndex } from './registry/index.js';
 
 /**
  * `npm run edge:republish`: queues every voice's and every API key's current record for the edge
@@ -13,7 +13,7 @@ const config = loadConfig(process.env);
 const handle = await openConfiguredDatabase(config.database);
 try {
   const now = new Date();
-  const voices = await republishVoiceIndex(handle.db, now);
+  const voices = await republishVoicesToEdgeIndex(handle.db, now);
   const apiKeys = await republishApiKeys(handle.db, now);
   console.log(`queued for the edge index: ${voices} voices, ${apiKeys} API keys (the origin's outbox sender delivers them)`);
 } finally {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { PROBLEM_CODES_ANCHOR, PROBLEM_CODES_EXTENSION } from './docs-anchors.js';
 import { FIELD_DESCRIPTIONS } from './field-docs.js';
-import { API_KEY_PREFIX } from './identity.js';
 import { LICENSE_TOKEN_PREFIX } from './licenses.js';
 import { BIOMETRIC_CONSENT_STATEMENT } from './pages.js';
+import { API_KEY_PREFIX } from './platforms.js';
 import { PROBLEM_CODES, type ProblemCode, problemSchema } from './problem.js';
 
 /**

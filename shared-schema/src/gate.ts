@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isoTimestamp, uuid } from './common.js';
 import { BLOCK_REASONS, CONSENT_STATUSES, DECISIONS, GATE_VARIANTS, INTENDED_USES, LICENSE_STATUSES } from './enums.js';
-import { platformName } from './identity.js';
+import { platformName } from './platforms.js';
 import { watermarkGrantSchema } from './watermark/index.js';
 
 /** docs/CONTRACT.md#gate-request. Unknown fields are refused (422). */

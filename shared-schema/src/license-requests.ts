@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { cursor, isoTimestamp, uuid } from './common.js';
 import { INTENDED_USES, LICENSE_REQUEST_STATUSES } from './enums.js';
-import { platformName } from './identity.js';
 import { licenseTermsInput, licenseTermsOutput } from './license-terms.js';
 import { licenseScopes } from './licenses.js';
+import { platformName } from './platforms.js';
 
 /** A platform's request for a licence of a voice, and the owner's answer (docs/CONTRACT.md#closing-the-loop-receipts-pages). */
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { isoTimestamp, uuid } from './common.js';
 import { CONSENT_STATUSES, INTENDED_USES, LICENSE_REPRESENTATIONS, LICENSE_STATES } from './enums.js';
-import { platformName } from './identity.js';
 import { licenseTermsInput, licenseTermsOutput, licenseTermsSha256Schema } from './license-terms.js';
+import { platformName } from './platforms.js';
 
 /** Synthesis consent and licences of one voice (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details). */
 

@@ -207,8 +207,8 @@ describe("the origin's layers", () => {
 
   it('lets a domain use another only through its index.ts', () => {
     expect(sourceFiles(sourceRoot).flatMap((file) => reachesInside(file, readFileSync(join(sourceRoot, file), 'utf8')))).toEqual([]);
-    expect(reachesInside('screening/service.ts', "import { registryAuditRecord } from '../registry/voice-index/audit.js';")).toEqual([
-      'screening/service.ts → registry/voice-index/audit.ts (use registry/index.ts)',
+    expect(reachesInside('screening/service.ts', "import { registryAuditRecord } from '../registry/edge-index/audit.js';")).toEqual([
+      'screening/service.ts → registry/edge-index/audit.ts (use registry/index.ts)',
     ]);
     expect(reachesInside('license-requests/service.ts', "import type { LicenseService } from '../registry/licenses/service.js';")).toEqual([
       'license-requests/service.ts → registry/licenses/service.ts (use registry/index.ts)',
@@ -218,7 +218,7 @@ describe("the origin's layers", () => {
     ]);
     // What the rule allows: the owner's index.ts, the domain's own files, the layers below.
     expect(reachesInside('screening/service.ts', "import { nearestVoices } from '../voice-records/store.js';")).toEqual([]);
-    expect(reachesInside('registry/licenses/service.ts', "import { publishVoiceIndex } from '../voice-index/publish.js';")).toEqual([]);
+    expect(reachesInside('registry/licenses/service.ts', "import { publishToEdgeIndex } from '../edge-index/publish.js';")).toEqual([]);
     expect(reachesInside('voices/reviews.ts', "import { olderThan } from '../http/cursor.js';")).toEqual([]);
     expect(reachesInside('jobs/background-jobs.ts', "import { WebhookWorker } from '../webhooks/worker.js';")).toEqual([]);
   });

@@ -17,7 +17,7 @@ const OWNER_OF_SCHEMA_FILE: Record<string, string> = {
   'edge-outbox.ts': 'edge-link',
   'embeddings.ts': 'voice-records',
   'events.ts': 'events',
-  'identity.ts': 'auth',
+  'auth.ts': 'auth',
   'license-requests.ts': 'license-requests',
   'licenses.ts': 'registry',
   'platforms.ts': 'platforms',

@@ -80,7 +80,7 @@ const BEFORE: Record<PathName, Operations> = {
 
 /**
  * Window rows written per decision at this bench's traffic: the shard writes a caller's window row
- * once per acknowledged batch that holds its records (edge-gate/test/outbox-rows.test.ts). The
+ * once per acknowledged batch that holds its records (edge-gate/test/caller-home-rows.test.ts). The
  * origin acknowledges up to 200 records a pull over 8 shards, about 25 a shard, from the 8 of the
  * 64 callers homed there: 8 · (1 − (7/8)^25) ≈ 7.8 window rows per 25 records. At most 1 (a batch
  * of one record per caller), at least none (one busy caller).
@@ -383,7 +383,7 @@ const bench: Bench = {
             'Where the time goes: hello-world touches no storage; the floor makes the object calls the design requires and nothing else.',
             'A gate request also routes through Hono and its middleware (request id and log line, settings, authentication, body limit),',
             'hashes the API key, validates the body with zod, reads its API key and voice from the per-isolate memo (KV once a minute per',
-            'live key and once in 5 s per voice), and its home AuditOutbox call checks the key, counts the window and stores the record',
+            'live key and once in 5 s per voice), and its home CallerHome call checks the key, counts the window and stores the record',
             'with the count (one row); an approval adds the desk call that re-judges on the record it holds in memory, seals the token id',
             '(HMAC) and signs the token.',
           ].join(' '),

@@ -116,7 +116,7 @@ interface Origin {
 
 /**
  * The origin as `npm start` runs it (PGlite in a fresh data folder), wired to this edge: its audit
- * collector pulls the decisions the load leaves in the edge's outbox and appends them to the chain.
+ * collector pulls the decisions the load leaves in the edge's caller homes and appends them to the chain.
  * Started as one node process (tsx as an import hook), so its RSS is that process's.
  */
 async function startOrigin(edgeUrl: string, internalSecret: string): Promise<Origin> {

@@ -12,7 +12,12 @@ import { buildWorkerBundle, exportedClasses, WORKER_SIZE_LIMITS, type WorkerBund
  */
 interface WranglerConfig {
   durable_objects: { bindings: Array<{ name: string; class_name: string }> };
-  migrations: Array<{ new_classes?: string[]; new_sqlite_classes?: string[]; deleted_classes?: string[] }>;
+  migrations: Array<{
+    new_classes?: string[];
+    new_sqlite_classes?: string[];
+    deleted_classes?: string[];
+    renamed_classes?: Array<{ from: string; to: string }>;
+  }>;
   kv_namespaces: Array<{ binding: string }>;
   vars: Record<string, string>;
   secrets?: { required?: string[] };
@@ -42,19 +47,24 @@ describe('the production Worker (wrangler.toml [env.production])', () => {
     expect(bundle.gzipBytes).toBeLessThan(WORKER_SIZE_LIMITS.freeGzipBytes);
     expect(bundle.bytes).toBeLessThan(WORKER_SIZE_LIMITS.uncompressedBytes);
     // What wrangler prints is what it would upload: the bindings of the production section.
-    for (const binding of ['VOICE_GATE', 'RATE_LIMITER', 'AUDIT_OUTBOX', 'EDGE_INDEX']) expect(bundle.output).toContain(`env.${binding} `);
+    for (const binding of ['VOICE_GATE', 'RATE_LIMITER', 'CALLER_HOME', 'EDGE_INDEX']) expect(bundle.output).toContain(`env.${binding} `);
   });
 
   it('binds every Durable Object class the Worker exports, each created by a migration', () => {
     const classes = exportedClasses(bundle.code);
-    expect(classes).toEqual(['AuditOutbox', 'RateLimiter', 'VoiceGate']);
+    expect(classes).toEqual(['CallerHome', 'RateLimiter', 'VoiceGate']);
     expect(production.durable_objects.bindings.map(({ class_name }) => class_name).sort()).toEqual(classes);
-    const created = production.migrations.flatMap((migration) => [
-      ...(migration.new_sqlite_classes ?? []),
-      ...(migration.new_classes ?? []),
-    ]);
-    const deleted = production.migrations.flatMap((migration) => migration.deleted_classes ?? []);
-    expect(created.filter((name) => !deleted.includes(name)).sort()).toEqual(classes);
+    // The classes the migrations leave, applied in order as Cloudflare applies them.
+    const standing = new Set<string>();
+    for (const migration of production.migrations) {
+      for (const name of [...(migration.new_sqlite_classes ?? []), ...(migration.new_classes ?? [])]) standing.add(name);
+      for (const name of migration.deleted_classes ?? []) standing.delete(name);
+      for (const { from, to } of migration.renamed_classes ?? []) {
+        expect(standing.delete(from), `renamed class ${from} was created before`).toBe(true);
+        standing.add(to);
+      }
+    }
+    expect([...standing].sort()).toEqual(classes);
     // SQLite-backed storage, the only kind the Free plan offers and the one the objects are written for.
     expect(production.migrations.flatMap((migration) => migration.new_classes ?? [])).toEqual([]);
   });

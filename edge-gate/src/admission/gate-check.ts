@@ -8,14 +8,14 @@ import type { GateVerdict } from '../gate/outcomes.js';
 import type { Limit, RateDecision } from '../gate/rate-window.js';
 import { auditFields } from '../gate/results.js';
 import { evaluate, type GateQuery } from '../gate/rules.js';
-import { admitInHomeShard, recordDecision } from '../objects/audit-outbox-client.js';
+import { admitInHomeShard, recordDecision } from '../objects/caller-home-client.js';
 import { decideAtDesk } from '../objects/platform-desk-client.js';
 
 /**
  * The gate's admission sequence (docs/CONTRACT.md#gate-request, docs/CONTRACT.md#gate-results, docs/CONTRACT.md#states-and-gate-rules): count the caller, decide, record durably.
  *
  * Every request is counted against the caller's limit, and a refused one gets its 429 whatever its
- * body and whatever was decided. The limit is counted by the caller's home AuditOutbox shard, which
+ * body and whatever was decided. The limit is counted by the caller's home CallerHome shard, which
  * also refuses an API key revoked since the KV index copy was read, so a decision is authorized,
  * admitted and recorded in one object call. KV answers unknown and
  * blocked voices; an approval is only ever given by the voice's desk for the platform, which issues the

@@ -7,7 +7,7 @@ const MAX_KEY_LENGTH = 256;
 /**
  * `X-API-Key`: hashed, looked up in the edge index; unknown, revoked or deleted keys are all 401.
  * The index copy may be older than a revocation (see edge-index/read-cache.ts): every route that
- * takes API keys also asks the key's home AuditOutbox shard, which knows revocations at once.
+ * takes API keys also asks the key's home CallerHome shard, which knows revocations at once.
  */
 export async function platformFromApiKey(kv: KVNamespace, apiKey: string): Promise<Extract<Caller, { kind: 'platform' }>> {
   // Built only when refusing: an Error captures a stack trace, too dear for every request.

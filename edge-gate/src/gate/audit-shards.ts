@@ -1,5 +1,5 @@
 /**
- * Which AuditOutbox shard holds what, pure arithmetic: a check_id always maps to one shard, and a
+ * Which CallerHome shard holds what, pure arithmetic: a check_id always maps to one shard, and a
  * rate-limit key to its home shard, which counts it.
  */
 export const AUDIT_SHARDS = 8;

@@ -21,7 +21,7 @@ export function gateLimit(config: EdgeConfig, caller: Caller, route: 'gate' | 'r
 }
 
 /**
- * The caller's home AuditOutbox shard: it counts every limit of the caller (gate and redemption)
+ * The caller's home CallerHome shard: it counts every limit of the caller (gate and redemption)
  * and, for an API key, holds the key's revocation state, authoritative over the KV index copy.
  */
 export interface Home {

@@ -1,6 +1,6 @@
 /**
  * Fixed-window counting (docs/CONTRACT.md#limits, docs/CONTRACT.md#answers-to-the-specifications-gaps), pure: the objects that store a window
- * (the caller's home AuditOutbox shard for the gate and redemption, RateLimiter for the demo) call this and write `next`.
+ * (the caller's home CallerHome shard for the gate and redemption, RateLimiter for the demo) call this and write `next`.
  */
 
 /** A limit: what is counted, how many per window, and the window's length. */

@@ -3,7 +3,7 @@ import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { requireInternalSignature } from '../http/internal-signature.js';
 import { internalBodyLimit, parseJsonText } from '../http/json-body.js';
 import type { MountRecord } from '../http/mount-record.js';
-import { pullPending } from '../objects/audit-outbox-client.js';
+import { pullPending } from '../objects/caller-home-client.js';
 
 const contract = edgeRoutes.auditPull;
 

@@ -4,7 +4,7 @@ import { applyApiKeyUpdate } from '../edge-index/api-keys.js';
 import { requireInternalSignature } from '../http/internal-signature.js';
 import { internalBodyLimit, parseJsonText } from '../http/json-body.js';
 import type { MountRecord } from '../http/mount-record.js';
-import { applyKeyUpdate } from '../objects/audit-outbox-client.js';
+import { applyKeyUpdate } from '../objects/caller-home-client.js';
 import { applyVoiceUpdate } from '../objects/voice-home-client.js';
 
 const contract = edgeRoutes.indexSync;

@@ -9,7 +9,7 @@ import type { Redemption } from '../gate/outcomes.js';
 import { jsonBody, jsonBodyLimit } from '../http/json-body.js';
 import type { MountRecord } from '../http/mount-record.js';
 import { applyRateDecision } from '../http/rate-limit-headers.js';
-import { recordDecision } from '../objects/audit-outbox-client.js';
+import { recordDecision } from '../objects/caller-home-client.js';
 import { redeemAtDesk } from '../objects/platform-desk-client.js';
 
 const contract = edgeRoutes.redeem;

@@ -12,7 +12,7 @@ import { AuditCollector } from './audit-collector.js';
 
 const SECRET = 'audit-collector-test-secret-0123';
 
-/** The edge's pull route as the AuditOutbox implements it: pending until acknowledged, oldest first. */
+/** The edge's pull route as the CallerHome implements it: pending until acknowledged, oldest first. */
 class FakeEdge {
   pending: EdgeAuditRecord[] = [];
   /** Acknowledgements the edge "loses" (a dropped response): processed as if never sent. */

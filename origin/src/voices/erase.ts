@@ -5,7 +5,7 @@ import type { Executor } from '../db/client.js';
 import type { VoiceRow } from '../db/schema.js';
 import { recordEvent } from '../events/index.js';
 import { closePendingRequests } from '../license-requests/index.js';
-import { countLicensesOfVoice, publishVoiceIndex } from '../registry/index.js';
+import { countLicensesOfVoice, publishToEdgeIndex } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import * as store from '../voice-records/store.js';
 import { voiceAuditRecord } from './audit-records.js';
@@ -25,7 +25,7 @@ export async function eraseVoice(tx: Executor, runtime: Runtime, voice: VoiceRow
   };
   await store.deleteVoice(tx, voice.id);
   await closePendingRequests(tx, voice, 'voice_deleted', { type: 'user', userId: principal.userId }, runtime, now);
-  await publishVoiceIndex(tx, voice.id, now);
+  await publishToEdgeIndex(tx, voice.id, now);
   await recordEvent(tx, { type: 'voice.deleted', voiceId: voice.id, ownerId: voice.ownerId, fields: { erased: receipt } }, now);
   await queueAuditRecords(tx, [voiceAuditRecord('voice.deleted', voice.id, principal, now, runtime.newId())], now);
   return receipt;

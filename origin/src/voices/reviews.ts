@@ -7,7 +7,7 @@ import type { VoiceRow } from '../db/schema.js';
 import { recordEvent } from '../events/index.js';
 import { decodeCursor, encodeCursor, keysetPage } from '../http/cursor.js';
 import type { WakeSignal } from '../loops/wake-signal.js';
-import { publishVoiceIndex } from '../registry/index.js';
+import { publishToEdgeIndex } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import * as store from '../voice-records/store.js';
 import { eraseVoice } from './erase.js';
@@ -97,7 +97,7 @@ export class VoiceReviewService {
         await store.deleteReview(tx, voiceId);
         await tellBothOwners(tx, runtime, 'cleared', held, matched, principal, now);
         // A re-enrolled voice held with consent and licences gets them back at the edge.
-        await publishVoiceIndex(tx, voiceId, now);
+        await publishToEdgeIndex(tx, voiceId, now);
       } else {
         await tellBothOwners(tx, runtime, 'rejected', held, matched, principal, now);
         await eraseVoice(tx, runtime, voice, principal, now);

@@ -17,7 +17,7 @@ import { recordEvent } from '../events/index.js';
 import { decodeCursor, encodeCursor, keysetPage } from '../http/cursor.js';
 import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
 import type { WakeSignal } from '../loops/wake-signal.js';
-import { findVoiceFor, lockVoiceFor, publishVoiceIndex, refuseWhileHeld } from '../registry/index.js';
+import { findVoiceFor, lockVoiceFor, publishToEdgeIndex, refuseWhileHeld } from '../registry/index.js';
 import type { Runtime } from '../runtime.js';
 import type { SpokenConsentService, VerifiedConsent } from '../spoken-consent/index.js';
 import * as store from '../voice-records/store.js';
@@ -242,8 +242,8 @@ export class VoiceService {
     await queueAuditRecords(tx, [voiceAuditRecord('enrollment.completed', voice.id, principal, now, this.deps.runtime.newId(), held)], now);
     if (match) await holdForReview(tx, this.deps.runtime, voice, match, principal, now);
     // A new voice now answers blocked/no_consent at the gate instead of no_registry_record; a held
-    // voice is published as granting nothing until it is cleared (voice-index/publish.ts).
-    await publishVoiceIndex(tx, voice.id, now);
+    // voice is published as granting nothing until it is cleared (edge-index/publish.ts).
+    await publishToEdgeIndex(tx, voice.id, now);
   }
 
   private answerEnrollment(outcome: EnrollOutcome, quality: ReturnType<typeof summarizeQuality>) {

@@ -1,7 +1,7 @@
 import type { SpokenConsentEvidence } from '@vip/shared-schema';
 import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-import { users } from './identity.js';
+import { users } from './auth.js';
 import { voices } from './voices.js';
 
 /**

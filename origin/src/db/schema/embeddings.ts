@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { customType, index, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-import { users } from './identity.js';
+import { users } from './auth.js';
 import { voices } from './voices.js';
 
 /** pgvector's `vector` without a dimension: each model has its own, and one column holds them all. */

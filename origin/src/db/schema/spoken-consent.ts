@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { index, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { users } from './auth.js';
 import { bytes } from './bytes.js';
-import { users } from './identity.js';
 import { voices } from './voices.js';
 
 /**

@@ -1,7 +1,7 @@
 import { CONSENT_STATUSES, VOICE_STATUSES } from '@vip/shared-schema';
 import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, real, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-import { users } from './identity.js';
+import { users } from './auth.js';
 
 /**
  * An enrolled voice identity. Biometric data (embeddings) lives in its own table, owned by the

@@ -1,8 +1,8 @@
 import { WEBHOOK_DELIVERY_STATUSES } from '@vip/shared-schema';
 import { sql } from 'drizzle-orm';
 import { bigint, bigserial, check, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { users } from './auth.js';
 import { domainEvents } from './events.js';
-import { users } from './identity.js';
 import { platforms } from './platforms.js';
 
 export const webhookEndpoints = pgTable(

@@ -18,9 +18,9 @@ import type { WakeSignal } from '../../loops/wake-signal.js';
 import { platformExists } from '../../platforms/index.js';
 import type { Runtime } from '../../runtime.js';
 import { findVoice, lockVoice } from '../../voice-records/store.js';
-import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
-import { type RegistryActor, registryAuditRecord } from '../voice-index/audit.js';
-import { publishVoiceIndex } from '../voice-index/publish.js';
+import { findVoiceFor, lockVoiceFor, refuseWhileHeld } from '../edge-index/access.js';
+import { type RegistryActor, registryAuditRecord } from '../edge-index/audit.js';
+import { publishToEdgeIndex } from '../edge-index/publish.js';
 import * as store from './store.js';
 import { licenseTermsOf, termsSha256Of } from './terms.js';
 
@@ -129,7 +129,7 @@ export class LicenseService {
       updatedAt: now,
     });
     await this.recordChange(tx, voice, licence, 'created', actor, now);
-    await publishVoiceIndex(tx, voice.id, now);
+    await publishToEdgeIndex(tx, voice.id, now);
     return { licence, licenseToken };
   }
 
@@ -173,7 +173,7 @@ export class LicenseService {
       const renewed = await store.updateLicense(tx, licenseId, { status: 'active', expiresAt, ...newTerms, updatedAt: now });
       const change = description === undefined ? 'renewed' : 'renewed_with_new_terms';
       await this.recordChange(tx, voice, renewed, change, { type: 'user', userId: principal.userId }, now);
-      await publishVoiceIndex(tx, voiceId, now);
+      await publishToEdgeIndex(tx, voiceId, now);
       return renewed;
     });
     this.deps.outbox.nudge();
@@ -190,7 +190,7 @@ export class LicenseService {
       if (licence.status === 'revoked') return false;
       const revoked = await store.updateLicense(tx, licenseId, { status: 'revoked', revokedAt: now, updatedAt: now });
       await this.recordChange(tx, voice, revoked, 'revoked', { type: 'user', userId: principal.userId }, now);
-      await publishVoiceIndex(tx, voiceId, now);
+      await publishToEdgeIndex(tx, voiceId, now);
       return true;
     });
     if (changed) this.deps.outbox.nudge();
@@ -215,7 +215,7 @@ export class LicenseService {
           const row = await store.updateLicense(tx, licence.id, { status: 'expired', updatedAt: now });
           await this.recordChange(tx, voice, row, 'expired', { type: 'system' }, now);
         }
-        if (due.length > 0) await publishVoiceIndex(tx, voiceId, now);
+        if (due.length > 0) await publishToEdgeIndex(tx, voiceId, now);
         return due.length;
       });
     }

@@ -6,9 +6,9 @@ import type { VoiceRow } from '../../db/schema.js';
 import type { WakeSignal } from '../../loops/wake-signal.js';
 import type { Runtime } from '../../runtime.js';
 import { setConsentStatus } from '../../voice-records/store.js';
-import { lockVoiceFor, refuseWhileHeld } from '../voice-index/access.js';
-import { registryAuditRecord } from '../voice-index/audit.js';
-import { publishVoiceIndex } from '../voice-index/publish.js';
+import { lockVoiceFor, refuseWhileHeld } from '../edge-index/access.js';
+import { registryAuditRecord } from '../edge-index/audit.js';
+import { publishToEdgeIndex } from '../edge-index/publish.js';
 
 /**
  * What else a withdrawal ends, in its transaction: the licence requests still pending for the voice.
@@ -41,7 +41,7 @@ export class SynthesisConsentService {
       if (status === 'active') refuseWhileHeld(voice, 'synthesis consent');
       if (voice.consentStatus === status) return false;
       await setConsentStatus(tx, voiceId, status, now);
-      await publishVoiceIndex(tx, voiceId, now);
+      await publishToEdgeIndex(tx, voiceId, now);
       const actor = { type: 'user' as const, userId: principal.userId };
       if (status === 'withdrawn') await onWithdrawn(tx, { ...voice, consentStatus: status }, actor, now);
       const change = registryAuditRecord({

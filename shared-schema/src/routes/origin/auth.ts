@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { defineRoute } from '../../contract.js';
 import {
   changePasswordRequestSchema,
   loginRequestSchema,
@@ -9,7 +8,8 @@ import {
   refreshRequestSchema,
   registerRequestSchema,
   registerResponseSchema,
-} from '../../identity.js';
+} from '../../auth.js';
+import { defineRoute } from '../../contract.js';
 
 /** Served by origin/src/auth/ (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details): accounts, sessions and the keys that verify their tokens. */
 

@@ -9,7 +9,7 @@ import {
   platformParamsSchema,
   platformSchema,
   revokedApiKeySchema,
-} from '../../identity.js';
+} from '../../platforms.js';
 
 /** Served by origin/src/platforms/ (docs/CONTRACT.md#contract-details): the TTS platforms and their API keys, kept by an administrator. */
 

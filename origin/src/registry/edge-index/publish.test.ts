@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { edgeOutbox, voices } from '../../db/schema.js';
 import { bearer, loggedIn, startTestOrigin, type TestOrigin } from '../../testing/origin.js';
 import { insertTestVoice } from '../../testing/voices.js';
-import { publishVoiceIndex } from './publish.js';
+import { publishToEdgeIndex } from './publish.js';
 
 let origin: TestOrigin;
 let owner: Awaited<ReturnType<typeof loggedIn>>;
@@ -30,12 +30,12 @@ const voiceUpdates = async (voiceId: string) => {
   return rows.map((row) => ({ version: row.id, record: (row.payload as { record: VoiceIndexRecord | null }).record }));
 };
 
-describe('publishVoiceIndex', () => {
+describe('publishToEdgeIndex', () => {
   it('publishes a deleted voice as a null record', async () => {
     const voiceId = await insertTestVoice(origin.database.db, owner.userId);
     await origin.database.db.transaction(async (tx) => {
       await tx.delete(voices).where(eq(voices.id, voiceId));
-      await publishVoiceIndex(tx, voiceId, origin.runtime.clock.now());
+      await publishToEdgeIndex(tx, voiceId, origin.runtime.clock.now());
     });
     expect(await origin.database.db.select().from(edgeOutbox).where(eq(edgeOutbox.entityKey, voiceId))).toEqual([
       expect.objectContaining({ kind: 'voice', payload: { kind: 'voice', voice_id: voiceId, record: null } }),

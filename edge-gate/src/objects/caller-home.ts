@@ -7,12 +7,11 @@ import { countInWindow, type RateWindow } from '../gate/rate-window.js';
 const MEMORY_MAX_ENTRIES = 10_000;
 
 /**
- * Pending audit records (docs/CONTRACT.md#audit-chain), one shard of several. A record is written here before
- * the gate answers and stays until the origin acknowledges it, so nothing is lost between planes.
- *
- * The shard is also the home of a set of callers (gate/callers.ts `homeOf`): it counts their rate
- * limits, and for API keys it holds the revocation state the origin pushes, which the gate asks on
- * every request. The object handles one call at a time, so the count is exact; admitting a request,
+ * The home of a set of callers (gate/callers.ts `homeOf`), one shard of several, with three jobs: it
+ * counts their rate limits, holds for API keys the revocation state the origin pushes (which the gate
+ * asks on every request), and keeps the audit records of their decisions (docs/CONTRACT.md#audit-chain)
+ * until the origin acknowledges them: a record is written here before the gate answers, so nothing
+ * is lost between planes. The object handles one call at a time, so the count is exact; admitting a request,
  * checking its key and storing its decision is one call and one storage commit.
  *
  * A decision is one row: the record carries its caller's window count, so the window's own row is
@@ -24,7 +23,7 @@ const MEMORY_MAX_ENTRIES = 10_000;
  * It is the only writer of its rows, so what it last wrote is what storage holds: windows and key
  * states are kept in memory once read, and storage is read only after the object was evicted.
  */
-export class AuditOutbox extends DurableObject<Env> {
+export class CallerHome extends DurableObject<Env> {
   private readonly windows = new Map<string, RateWindow | null>();
   /** Windows whose count only pending records hold: written to their rows before those go. */
   private readonly unwritten = new Set<string>();

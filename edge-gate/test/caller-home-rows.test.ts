@@ -3,8 +3,8 @@ import { INTERNAL_AUDIT_PULL_PATH } from '@vip/shared-schema';
 import { describe, expect, it } from 'vitest';
 import { checkIdInShard } from '../src/gate/audit-shards.js';
 import { homeShardOfKey } from '../src/gate/callers.js';
-import { AuditOutbox } from '../src/objects/audit-outbox.js';
-import { auditOutboxShard } from '../src/objects/audit-outbox-client.js';
+import { CallerHome } from '../src/objects/caller-home.js';
+import { callerHomeShard } from '../src/objects/caller-home-client.js';
 import { edgeFetch, GATE_PATH, jsonPost, licensedVoice, newPlatformKey, type PlatformKey, signedPost } from './testing/edge.js';
 
 /** Pinned inside one window, so a minute boundary cannot split a run. */
@@ -29,18 +29,18 @@ async function checkIds(responses: Response[]): Promise<string[]> {
 const acknowledge = async (ack: string[]) =>
   expect((await signedPost(INTERNAL_AUDIT_PULL_PATH, JSON.stringify({ ack, limit: 1 }))).status).toBe(200);
 
-const homeShard = (key: PlatformKey) => auditOutboxShard(env, homeShardOfKey(key.keyHash));
+const homeShard = (key: PlatformKey) => callerHomeShard(env, homeShardOfKey(key.keyHash));
 
 /** What a new instance of the key's home shard (as after an eviction) answers to one more request of the key. */
 const afterEviction = (key: PlatformKey) =>
-  runInDurableObject(homeShard(key), (_live: AuditOutbox, state) =>
-    new AuditOutbox(state, env).admit(`gate:key:${key.keyId}`, LIMIT, 60, PINNED, null, null),
+  runInDurableObject(homeShard(key), (_live: CallerHome, state) =>
+    new CallerHome(state, env).admit(`gate:key:${key.keyId}`, LIMIT, 60, PINNED, null, null),
   );
 
 /** Counts the rows the live shard writes through SQL (`cursor.rowsWritten`, as Cloudflare bills them) from now on. */
 async function countRowsWritten(key: PlatformKey): Promise<{ total: number }> {
   const counter = { total: 0 };
-  await runInDurableObject(homeShard(key), (_live: AuditOutbox, state) => {
+  await runInDurableObject(homeShard(key), (_live: CallerHome, state) => {
     const sql = state.storage.sql;
     const exec = sql.exec.bind(sql);
     sql.exec = ((query: string, ...bindings: SqlStorageValue[]) => {
@@ -103,8 +103,8 @@ describe('the window count a decision record carries (DECISIONS.md, "Rows writte
 
   it('writes the counts only records hold before its memory of windows is cleared (10,000 callers)', async () => {
     const key = await newPlatformKey();
-    const refusedAgain = await runInDurableObject(homeShard(key), (_live: AuditOutbox, state) => {
-      const shard = new AuditOutbox(state, env);
+    const refusedAgain = await runInDurableObject(homeShard(key), (_live: CallerHome, state) => {
+      const shard = new CallerHome(state, env);
       const admitOne = (limitKey: string) =>
         shard.admit(limitKey, 1, 60, PINNED, { checkId: crypto.randomUUID(), json: '{}' }, null) as { rate?: { allowed: boolean } };
       expect(admitOne(`gate:key:${key.keyId}`).rate?.allowed).toBe(true);
@@ -115,15 +115,15 @@ describe('the window count a decision record carries (DECISIONS.md, "Rows writte
   });
 
   it('adds the window columns to a shard made before them and counts its older records as before', async () => {
-    const older = env.AUDIT_OUTBOX.get(env.AUDIT_OUTBOX.idFromName(`outbox-of-an-older-deploy-${crypto.randomUUID()}`));
-    const answer = await runInDurableObject(older, (_live: AuditOutbox, state) => {
+    const older = env.CALLER_HOME.get(env.CALLER_HOME.idFromName(`outbox-of-an-older-deploy-${crypto.randomUUID()}`));
+    const answer = await runInDurableObject(older, (_live: CallerHome, state) => {
       const sql = state.storage.sql;
       sql.exec('DROP TABLE pending');
       sql.exec('CREATE TABLE pending (seq INTEGER PRIMARY KEY AUTOINCREMENT, check_id TEXT NOT NULL UNIQUE, record TEXT NOT NULL)');
       sql.exec('INSERT INTO pending (check_id, record) VALUES (?, ?)', 'older-record', '{"check_id":"older-record"}');
-      const shard = new AuditOutbox(state, env);
+      const shard = new CallerHome(state, env);
       const admitted = shard.admit('gate:key:older', 1, 60, PINNED, { checkId: 'newer-record', json: '{"check_id":"newer-record"}' }, null);
-      const refused = new AuditOutbox(state, env).admit('gate:key:older', 1, 60, PINNED, null, null);
+      const refused = new CallerHome(state, env).admit('gate:key:older', 1, 60, PINNED, null, null);
       return { admitted, refused, pulled: shard.pull([], 10).records.map((record) => record.check_id) };
     });
     expect(answer.admitted).toMatchObject({ rate: { allowed: true } });

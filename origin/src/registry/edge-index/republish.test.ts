@@ -16,7 +16,7 @@ import { createLicense, newVoice, origin, voiceRecords } from '../../testing/lic
 import { bearer, loggedIn, platformWithApiKey } from '../../testing/origin.js';
 import { insertTestVoice } from '../../testing/voices.js';
 import { termsSha256Of } from '../licenses/terms.js';
-import { republishVoiceIndex } from './publish.js';
+import { republishVoicesToEdgeIndex } from './publish.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
 
@@ -32,7 +32,7 @@ describe('republishing the edge index (npm run edge:republish)', () => {
     const before = await voiceRecords(licensed);
     const mark = await lastOutboxId();
 
-    const count = await republishVoiceIndex(origin.database.db, origin.runtime.clock.now());
+    const count = await republishVoicesToEdgeIndex(origin.database.db, origin.runtime.clock.now());
 
     const queued = (await queuedAfter(mark)).filter((update) => update.kind === 'voice');
     expect(count).toBe(queued.length);

@@ -11,7 +11,7 @@ import { listActiveLicenses } from './store.js';
  * transaction that changed the voice, its consent or its licences, after the change; the caller
  * nudges the outbox after commit. A voice that no longer exists is published as a deletion.
  */
-export async function publishVoiceIndex(db: Executor, voiceId: string, now: Date): Promise<void> {
+export async function publishToEdgeIndex(db: Executor, voiceId: string, now: Date): Promise<void> {
   const voice = await lockVoice(db, voiceId);
   const record = voice ? await toIndexRecord(voice, await listActiveLicenses(db, voiceId)) : null;
   await enqueueEdgeUpdate(db, { kind: 'voice', voice_id: voiceId, record }, now);
@@ -26,14 +26,14 @@ const REPUBLISH_PAGE = 200;
  * restore. Each voice gets an update with a newer version, so the edge replaces what it holds.
  * Returns how many voices were queued; the outbox sender delivers them.
  */
-export async function republishVoiceIndex(db: Database, now: Date): Promise<number> {
+export async function republishVoicesToEdgeIndex(db: Database, now: Date): Promise<number> {
   let count = 0;
   for (
     let page = await voiceIdsAfter(db, null, REPUBLISH_PAGE);
     page.length > 0;
     page = await voiceIdsAfter(db, page.at(-1)!, REPUBLISH_PAGE)
   ) {
-    for (const voiceId of page) await db.transaction((tx) => publishVoiceIndex(tx, voiceId, now));
+    for (const voiceId of page) await db.transaction((tx) => publishToEdgeIndex(tx, voiceId, now));
     count += page.length;
   }
   return count;

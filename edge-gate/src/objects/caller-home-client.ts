@@ -4,14 +4,14 @@ import { type Home, homeShardOfKey } from '../gate/callers.js';
 import type { ShardAdmission } from '../gate/outcomes.js';
 import type { Limit } from '../gate/rate-window.js';
 
-/** The AuditOutbox shard at `index` (0 … AUDIT_SHARDS - 1). */
-export function auditOutboxShard(env: Env, index: number) {
-  return env.AUDIT_OUTBOX.get(env.AUDIT_OUTBOX.idFromName(`audit-outbox-${index}`));
+/** The CallerHome shard at `index` (0 … AUDIT_SHARDS - 1). */
+export function callerHomeShard(env: Env, index: number) {
+  return env.CALLER_HOME.get(env.CALLER_HOME.idFromName(`caller-home-${index}`));
 }
 
 /** Resolves once the record is durable at the edge; only then may the caller get its answer. */
 export async function recordDecision(env: Env, record: EdgeAuditRecord): Promise<void> {
-  await auditOutboxShard(env, shardOf(record.check_id)).append(record.check_id, JSON.stringify(record));
+  await callerHomeShard(env, shardOf(record.check_id)).append(record.check_id, JSON.stringify(record));
 }
 
 /**
@@ -23,13 +23,13 @@ export function admitInHomeShard(env: Env, home: Home, limit: Limit, nowMs: numb
   if (record && shardOf(record.check_id) !== home.shard) throw new Error('check_id is not in the caller’s home shard');
   // Sent as JSON, which the shard stores as it is: a string crosses to the object for less than the record would.
   const pending = record && { checkId: record.check_id, json: JSON.stringify(record) };
-  return auditOutboxShard(env, home.shard).admit(limit.key, limit.quota, limit.windowSeconds, nowMs, pending, home.keyHash);
+  return callerHomeShard(env, home.shard).admit(limit.key, limit.quota, limit.windowSeconds, nowMs, pending, home.keyHash);
 }
 
 /** Hands an API key's revocation state to its home shard, which the gate asks on every request. */
 export function applyKeyUpdate(env: Env, update: Extract<SyncUpdate, { kind: 'api_key' }>): Promise<'applied' | 'stale'> {
   const revoked = update.record === null || update.record.revoked;
-  return auditOutboxShard(env, homeShardOfKey(update.key_hash)).applyKeyUpdate(update.key_hash, update.version, revoked);
+  return callerHomeShard(env, homeShardOfKey(update.key_hash)).applyKeyUpdate(update.key_hash, update.version, revoked);
 }
 
 /**
@@ -39,7 +39,7 @@ export function applyKeyUpdate(env: Env, update: Extract<SyncUpdate, { kind: 'ap
 export async function pullPending(env: Env, ack: readonly string[], limit: number): Promise<AuditPullResponse> {
   const acksByShard = Array.from({ length: AUDIT_SHARDS }, () => [] as string[]);
   for (const checkId of ack) acksByShard[shardOf(checkId)]!.push(checkId);
-  const pulls = await Promise.all(acksByShard.map((acks, shard) => auditOutboxShard(env, shard).pull(acks, limit)));
+  const pulls = await Promise.all(acksByShard.map((acks, shard) => callerHomeShard(env, shard).pull(acks, limit)));
   const records = pulls
     .flatMap((pull) => pull.records)
     .sort((a, b) => a.decided_at.localeCompare(b.decided_at))
@@ -49,7 +49,7 @@ export async function pullPending(env: Env, ack: readonly string[], limit: numbe
 
 /** Whose a check is that this edge decided and the origin has not acknowledged: what visibility needs, or null. */
 export async function heldRecord(env: Env, checkId: string): Promise<AuditLookupResponse> {
-  const record = await auditOutboxShard(env, shardOf(checkId)).held(checkId);
+  const record = await callerHomeShard(env, shardOf(checkId)).held(checkId);
   if (!record) return { held: null };
   const { voice_id, platform_name, caller_type, caller_id } = record;
   return { held: { voice_id, platform_name, caller_type, caller_id } };
