@@ -8,11 +8,15 @@
  *
  * Standalone, on any folder with the dev manifest layout (`manifest.tsv`: path, set, speaker, seconds):
  *   npx tsx test/bench/sequential-enrollment.ts --speech ../shared/speech/dev [--speakers N] [--seed S]
- *     [--origin http://127.0.0.1:8080] [--json report.json]
+ *     [--origin http://127.0.0.1:8080] [--json report.json] [--write]
+ * With --write (dev, every speaker) the report goes beside the model it measured
+ * (origin/src/voiceprint/models/<model>.sequential-enrollment.json) and calibrate.py writes its table
+ * into the model card, between the card's markers.
  * Without --origin it starts the origin as `npm start` starts it (bundled model, default settings;
  * the gate is not needed), on a free port and a fresh data folder, and removes the folder afterwards. `npm run bench` runs it on ../shared/speech/dev
  * (test/bench/sequential-enrollment.bench.ts).
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -22,6 +26,7 @@ import { createOriginClient, ProblemError } from '@vip/shared-schema/client';
 import { mulberry32 } from '../../origin/src/testing/random.js';
 import { readSpeechManifest } from '../../origin/src/voiceprint/speech-manifest.js';
 import { startOriginPlane } from '../support/service.js';
+import { repositoryRoot } from './support/repository.js';
 import { median, round } from './support/stats.js';
 
 export interface Recording {
@@ -278,6 +283,7 @@ async function main() {
       speakers: { type: 'string' },
       seed: { type: 'string', default: '1' },
       json: { type: 'string' },
+      write: { type: 'boolean', default: false },
     },
   });
   if (!values.speech)
@@ -294,6 +300,21 @@ async function main() {
   console.log(`model ${report.model}, ${report.speakers} speakers, seed ${report.seed}, enrollment p50 ${report.enrollP50Ms} ms`);
   for (const set of [...report.sets, report.total]) console.log(describeSet(set));
   if (values.json) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);
+  if (values.write) {
+    if (report.model === null || values.speakers !== undefined) throw new Error('--write needs a whole run that enrolled with a model');
+    // The folder's name only: the report is committed, the machine's path is not the model's.
+    const kept = { ...report, speechDir: basename(resolve(report.speechDir)) };
+    const file = join(repositoryRoot, 'origin/src/voiceprint/models', `${report.model}.sequential-enrollment.json`);
+    writeFileSync(file, `${JSON.stringify(kept, null, 2)}\n`);
+    const card = spawnSync(
+      '/usr/bin/python3',
+      [join(repositoryRoot, 'tools/voiceprint-training/calibrate.py'), '--write-card', report.model],
+      {
+        stdio: 'inherit',
+      },
+    );
+    if (card.status !== 0) throw new Error('calibrate.py --write-card failed');
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {

@@ -423,24 +423,35 @@ def with_card_block(card_text, card, name, text):
     return f'{before}{start}\n{text}{end}{after}'
 
 
-def card_tables(report, calibration, screening=None):
+def card_tables(report, calibration, screening=None, sequential=None):
     """The model card's generated tables: the decisions per condition, the 1:N points, normalization,
-    and screening by sample length when screening-eval.ts --write has measured it."""
+    screening by sample length when screening-eval.ts --write has measured it, and sequential
+    enrollment when test/bench/sequential-enrollment.ts --write has."""
     title = lambda condition: condition.replace('_', ' ')
     pct = lambda value: f'{100 * value:.0f} %' if value >= 0.1 else f'{100 * value:.2g} %'
+    # A calibration from before normalization names no score: it is on the cosine (operating-points.ts scoreOf).
+    decided_on = lambda condition: calibration[condition].get('score', 'cosine')
     decisions = ['| condition | decided on | trials (same / different) | EER | 1:1 point (`verify`) | Cllr (bits), with / without duration |',
                  '|---|---|---|---|---|---|']
     for condition, c in report['conditions'].items():
-        decisions.append(f"| {title(condition)} | {calibration[condition]['score']} | {c['genuine']:,} / {c['impostor']:,} | "
+        decisions.append(f"| {title(condition)} | {decided_on(condition)} | {c['genuine']:,} / {c['impostor']:,} | "
                          f"{c['eer_pct']:.2f} % | {calibration[condition]['verify']} | {c['cllr_bits']} / {c['cllr_bits_without_duration']} |")
     one_to_n = ['| decision | decided on | point | FPIR at N = 100 / 1,000 / 10,000 / 100,000 (fitted tail) | FNIR on dev (per set) |',
                 '|---|---|---|---|---|']
     for label, p in report['one_to_n'].items():
         fpir = ' / '.join(pct(p['fpir_by_registry_size'][str(n)]) for n in (100, 1_000, 10_000, 100_000))
         sets = ', '.join(f'{name} {value:.1f} %' for name, value in p['fnir_by_set_pct'].items())
-        one_to_n.append(f"| `{label}` | {calibration[label.split('.')[0]]['score']} | {p['threshold']} | {fpir} | "
+        one_to_n.append(f"| `{label}` | {decided_on(label.split('.')[0])} | {p['threshold']} | {fpir} | "
                         f"{p['fnir_pct']:.1f} % ({sets}) |")
     blocks = {'decisions': decisions, 'one-to-n': one_to_n}
+    if 'normalized' not in report:
+        # Without normalization's table (which gives every set both ways), the EER per set on its own.
+        sets = sorted({name for c in report['conditions'].values() for name in c['per_set']})
+        per_set = ['| EER | ' + ' | '.join(sets) + ' |', '|---|' + '---|' * len(sets)]
+        for condition, c in report['conditions'].items():
+            cell = lambda name: f"{c['per_set'][name]['eer_pct']:.2f} % ({c['per_set'][name]['genuine']:,} same)" if name in c['per_set'] else '–'
+            per_set.append(f'| {title(condition)} | ' + ' | '.join(cell(name) for name in sets) + ' |')
+        blocks['per-set'] = per_set
     if 'normalized' in report:
         raw, normalized = report['normalized']['raw_eer_pct'], report['normalized']['eer_pct']
         sets = sorted({name for figures in normalized.values() for name in figures if name != 'all'})
@@ -458,17 +469,29 @@ def card_tables(report, calibration, screening=None):
             rows.append(f"| ≥ {target} s | {one['samples']} | {one['found_first_pct']:.1f} % | {several['found_first_pct']:.1f} % | "
                         f"{one['false_match_pct']:g} / {several['false_match_pct']:g} % |")
         blocks['screening'] = rows
+    if sequential is not None:
+        rows = ['| set | new speakers decided | refused | refused or held | re-enrollments decided | refused / held | caught |',
+                '|---|---|---|---|---|---|---|']
+        for row in sequential['sets'] + [sequential['total']]:
+            d, r = row['distinct'], row['reenrollment']
+            held = d['refused'] + d['held']
+            cells = [row['set'], f"{d['decided']}", f"{d['refused']}", f"{d['percentRefusedOrHeld']:g} %" + (f' ({held})' if held else ''),
+                     f"{r['decided']}", f"{r['refused']} / {r['held']}", f"{r['percentRefusedOrHeld']:g} %"]
+            if row is sequential['total']:
+                cells = [f'**{cell}**' for cell in cells]
+            rows.append('| ' + ' | '.join(cells) + ' |')
+        blocks['sequential-enrollment'] = rows
     return {name: '\n'.join(lines) + '\n' for name, lines in blocks.items()}
 
 
 def card_tables_of(name):
     """A model's card tables from what is committed beside it: its evaluation report, its calibration,
-    and screening-eval.ts's report when there is one."""
+    and screening-eval.ts's and sequential-enrollment.ts's reports when there are."""
     entry = manifest_entry(name)
     report = json.load(open(os.path.join(MODELS, f'{name}.calibration.json')))
-    screening_path = os.path.join(MODELS, f'{name}.screening.json')
-    screening = json.load(open(screening_path)) if os.path.exists(screening_path) else None
-    return entry, card_tables(report, entry['calibration'], screening)
+    beside = lambda kind: (json.load(open(os.path.join(MODELS, f'{name}.{kind}.json')))
+                           if os.path.exists(os.path.join(MODELS, f'{name}.{kind}.json')) else None)
+    return entry, card_tables(report, entry['calibration'], beside('screening'), beside('sequential-enrollment'))
 
 
 def write_card(name):
