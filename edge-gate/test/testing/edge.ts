@@ -152,7 +152,7 @@ export async function accessTokenFor(
 }
 
 /**
- * The Worker's own fetch handler under other deployment settings (GATE_VARIANT=B, a later sunset)
+ * The Worker's own fetch handler under other deployment settings (a later sunset, other limits; never the variant, which its own project deploys)
  * or a pinned clock: the same app and bindings SELF uses, built with those inputs.
  */
 export async function edgeFetch(

@@ -4,6 +4,7 @@ import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, onTestFinished } from 'vitest';
 import { expectApproved } from '../testing/approved.js';
 import { findAuditRecord } from '../testing/audit.js';
+import { expectDemoShowsTheGate } from '../testing/demo.js';
 import {
   accessTokenFor,
   burst,
@@ -108,6 +109,20 @@ describe('docs/CONTRACT.md#gate-results: results in the Variant B schema', () =>
     }
   });
 
+  it("an anonymously obtained approval_token is redeemed anonymously, and a platform's only by that platform", async () => {
+    const platform = uniqueName('Public Platform');
+    const { voiceId } = await licensedVoice(platform, ['music']);
+    const ip = anonymous();
+    const check = { voice_id: voiceId, platform_name: platform, intended_use: 'music' };
+    const anonymousApproval = (await readJson(await gateCheck(check, ip))) as { approval_token: string };
+    expect((await redeem(anonymousApproval.approval_token, ip)).status).toBe(200);
+
+    const key = await newPlatformKey(platform);
+    const keyed = (await readJson(await gateCheck(check, { 'x-api-key': key.apiKey }))) as { approval_token: string };
+    await expectProblem(await redeem(keyed.approval_token, ip), 403, 'platform_mismatch');
+    expect((await redeem(keyed.approval_token, { 'x-api-key': key.apiKey })).status).toBe(200);
+  });
+
   it('no registry record: 200, not 404, and the decision is left to the platform', async () => {
     const response = await gateCheck({ voice_id: crypto.randomUUID(), platform_name: 'Anyone', intended_use: 'commercial' }, anonymous());
     expect(response.status).toBe(200);
@@ -121,6 +136,10 @@ describe('docs/CONTRACT.md#gate-results: results in the Variant B schema', () =>
 });
 
 describe('docs/CONTRACT.md#the-demo: the demo in the Variant B schema', () => {
+  it('shows as production_responses exactly what this gate answers', async () => {
+    await expectDemoShowsTheGate('B');
+  });
+
   it('answers without credentials: no decision or statuses, an authorization_denied flag, three outcomes', async () => {
     const response = await SELF.fetch(`${EDGE}${DEMO_PATH}`, { headers: anonymous() });
     expect(response.status).toBe(200);
@@ -214,6 +233,18 @@ describe('docs/CONTRACT.md#errors: errors of the pre-synthesis check in Variant 
     const response = await gateCheck({ voice_id: crypto.randomUUID(), platform_name: 'Anyone', intended_use: 'podcast' }, {});
     expect(response.status).toBe(200);
     expect(response.headers.get('www-authenticate')).toBeNull();
+  });
+
+  it('401 for a key that is sent but wrong: a credential is checked when it is there', async () => {
+    const key = await newPlatformKey();
+    await expectProblem(
+      await gateCheck(
+        { voice_id: crypto.randomUUID(), platform_name: key.platformName, intended_use: 'podcast' },
+        { 'x-api-key': 'vip_not_a_real_key' },
+      ),
+      401,
+      'invalid_credentials',
+    );
   });
 
   it('403 when a key names another platform', async () => {
