@@ -1,14 +1,29 @@
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { createOriginClient } from '@vip/shared-schema/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../launch/free-port.js';
+import { eventually, startOriginPlane } from '../support/service.js';
 import { repositoryRoot } from '../support/worker-bundle.js';
 
 const run = promisify(execFile);
+
+/** Whether something on this machine accepts a connection on `port`. */
+const accepts = (port: number) =>
+  new Promise<boolean>((answer) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      answer(true);
+    });
+    socket.once('error', () => answer(false));
+  });
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 /**
@@ -105,4 +120,51 @@ gate.preSynthesisCheck({ voice_id: 'v', platform_name: 'Acme', intended_use: 'ka
     ];
     await expect(run(process.execPath, [tsc, ...args], { cwd: project })).resolves.toBeDefined();
   }, 60_000);
+  it("runs INTEGRATION.md's local webhook receiver as written: a test delivery from the service verifies, a forgery is refused", async () => {
+    const guide = readFileSync(join(repositoryRoot, 'docs/INTEGRATION.md'), 'utf8');
+    const block = /```js\n(\/\/ receiver\.mjs[\s\S]*?)```/.exec(guide)?.[1];
+    expect(block, 'INTEGRATION.md holds the receiver.mjs block').toBeDefined();
+    writeFileSync(join(project, 'receiver.mjs'), block!);
+
+    const origin = await startOriginPlane({ env: { WEBHOOK_ALLOW_LOOPBACK: 'true' } });
+    let receiver: ChildProcess | undefined;
+    try {
+      const owner = { email: `receiver-${randomUUID()}@example.com`, password: 'a receiver recipe password' };
+      const anonymous = createOriginClient({ baseUrl: origin.originUrl });
+      await anonymous.auth.register(owner);
+      const asOwner = createOriginClient({ baseUrl: origin.originUrl, bearerToken: (await anonymous.auth.login(owner)).access_token });
+      const port = await freePort();
+      const registered = await asOwner.webhooks.register({ url: `http://127.0.0.1:${port}/`, events: ['voice.deleted'] });
+
+      let printed = '';
+      receiver = spawn(process.execPath, ['receiver.mjs', String(port)], {
+        cwd: project,
+        env: { ...process.env, WEBHOOK_SECRET: registered.secret },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      receiver.stdout!.on('data', (chunk: Buffer) => {
+        printed += chunk.toString();
+      });
+      const printedLine = (pattern: RegExp) =>
+        eventually(async () => pattern.test(printed), 20_000).catch(() => {
+          throw new Error(`the receiver printed ${JSON.stringify(printed)}, not ${pattern}`);
+        });
+      // Listening once a connection is taken (a probe that bound the port itself could race the receiver for it).
+      await eventually(() => accepts(port), 10_000);
+
+      await asOwner.webhooks.test(registered.webhook_id);
+      await printedLine(/^verified \S+ webhook\.test$/m);
+      const forged = await fetch(`http://127.0.0.1:${port}/`, {
+        method: 'POST',
+        headers: { 'webhook-id': 'msg_forged', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' },
+        body: '{"event":"webhook.test"}',
+      });
+      expect(forged.status).toBe(400);
+      await printedLine(/^refused bad_signature$/m);
+    } finally {
+      receiver?.kill();
+      await origin.stop();
+      rmSync(origin.dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
