@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { minVersion, satisfies } from 'semver';
 import { describe, expect, it } from 'vitest';
-import { repositoryRoot } from '../bench/support/repository.js';
+import { repositoryRoot } from '../support/repository.js';
 
 interface LockedPackage {
   version?: string;

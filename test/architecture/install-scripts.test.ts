@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repositoryRoot } from '../bench/support/repository.js';
+import { repositoryRoot } from '../support/repository.js';
 
 const readJson = <T>(path: string): T => JSON.parse(readFileSync(join(repositoryRoot, path), 'utf8')) as T;
 /** The package a lockfile path installs: `node_modules/a/node_modules/@s/b` → `@s/b`. */

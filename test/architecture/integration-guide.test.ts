@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGateClient, createOriginClient } from '@vip/shared-schema/client';
 import { describe, expect, it } from 'vitest';
-import { repositoryRoot } from '../bench/support/repository.js';
+import { repositoryRoot } from '../support/repository.js';
 
 /** docs/INTEGRATION.md is where an integrator starts: its reference parts must match the code they describe. */
 const guide = readFileSync(join(repositoryRoot, 'docs/INTEGRATION.md'), 'utf8');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestOrigin, type TestOrigin } from '../../origin/src/testing/origin.js';
-import { repositoryRoot } from '../bench/support/repository.js';
+import { repositoryRoot } from '../support/repository.js';
 
 interface LintProblem {
   ruleId: string;

@@ -8,7 +8,7 @@ import { readCredentials } from '@vip/shared-schema/provenance/credentials';
 import { testApprovalReceipt } from '@vip/shared-schema/testing/provenance-receipt';
 import { minVersion } from 'semver';
 import { describe, expect, it } from 'vitest';
-import { repositoryRoot } from '../bench/support/repository.js';
+import { repositoryRoot } from '../support/repository.js';
 
 const read = (path: string) => readFileSync(join(repositoryRoot, path), 'utf8');
 const readJson = <T>(path: string): T => JSON.parse(read(path)) as T;

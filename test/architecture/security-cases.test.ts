@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { repositoryRoot } from '../bench/support/repository.js';
 import { BODY_ROUTES, OWNER_SCOPED, PLATFORM_SCOPED } from '../security/route-scopes.js';
+import { repositoryRoot } from '../support/repository.js';
 
 /**
  * Every route a threat applies to has its case in the security suite (test/security/), checked here

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OWNER_WEBHOOK_EVENTS, PLATFORM_WEBHOOK_EVENTS, WEBHOOK_EVENTS } from '@vip/shared-schema';
 import { describe, expect, it } from 'vitest';
-import { repositoryRoot } from '../bench/support/repository.js';
+import { repositoryRoot } from '../support/repository.js';
 
 /**
  * The guides list the webhook events shared-schema/src/webhook-events.ts declares, no more and no

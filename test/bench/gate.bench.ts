@@ -1,10 +1,10 @@
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { type SyncUpdate, sha256Hex, type VoiceIndexRecord } from '@vip/shared-schema';
+import { repositoryRoot } from '../support/repository.js';
 import type { Bench, Figure } from './bench.js';
 import { type Caller, gateRequest, syncIndex } from './support/gate-index.js';
 import { type LoadRequest, measureLatency, measureLoad } from './support/load.js';
-import { repositoryRoot } from './support/repository.js';
 import { median, percentile, round } from './support/stats.js';
 import { type ServedWorker, serveWorker } from './support/workers.js';
 

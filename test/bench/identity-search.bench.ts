@@ -10,9 +10,9 @@ import { openScratchServerDatabase } from '../../origin/src/testing/database.js'
 import { mulberry32 } from '../../origin/src/testing/random.js';
 import { nearestVoice } from '../../origin/src/voice-records/store.js';
 import { createVoiceprintEngine, type VoiceprintEngine } from '../../origin/src/voiceprint/index.js';
+import { repositoryRoot } from '../support/repository.js';
 import type { Bench, Figure } from './bench.js';
 import { fileNamedIn, type Recording, readSpeakers, shuffled } from './sequential-enrollment.js';
-import { repositoryRoot } from './support/repository.js';
 import { median, percentile, round } from './support/stats.js';
 
 /*

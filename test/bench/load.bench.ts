@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { type SyncUpdate, sha256Hex, type VoiceIndexRecord } from '@vip/shared-schema';
 import autocannon from 'autocannon';
 import { freePort } from '../../launch/free-port.js';
+import { repositoryRoot } from '../support/repository.js';
 import type { Bench, Figure } from './bench.js';
 import { type Caller, fetchOnceMore, gateRequest, syncIndex } from './support/gate-index.js';
 import type { LoadRequest } from './support/load.js';
-import { repositoryRoot } from './support/repository.js';
 import { median, round } from './support/stats.js';
 import { type ServedWorker, serveWorker } from './support/workers.js';
 

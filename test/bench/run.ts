@@ -15,9 +15,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildPages } from '../../launch/page-bundles.js';
+import { gitCommit, repositoryRoot } from '../support/repository.js';
 import type { Bench } from './bench.js';
 import { type BenchEntry, type BenchReport, compareWithBaseline, describeMachine, printEntry, renderMarkdown } from './support/report.js';
-import { gitCommit, repositoryRoot } from './support/repository.js';
 import { renderWatermarkEvaluation } from './support/watermark-evaluation.js';
 
 const REGRESSION_TOLERANCE = 0.3;

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { repositoryRoot } from '../support/repository.js';
 import type { Bench, Figure } from './bench.js';
 import { describeSet, runSequentialEnrollment } from './sequential-enrollment.js';
-import { repositoryRoot } from './support/repository.js';
 
 /** The shared speech beside the repository (see its README); the bench is skipped without it. */
 const DEV = join(repositoryRoot, '..', 'shared', 'speech', 'dev');

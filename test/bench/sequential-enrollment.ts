@@ -25,8 +25,8 @@ import { limits } from '@vip/shared-schema';
 import { createOriginClient, ProblemError } from '@vip/shared-schema/client';
 import { mulberry32 } from '../../origin/src/testing/random.js';
 import { readSpeechManifest } from '../../origin/src/voiceprint/speech-manifest.js';
+import { repositoryRoot } from '../support/repository.js';
 import { startOriginPlane } from '../support/service.js';
-import { repositoryRoot } from './support/repository.js';
 import { median, round } from './support/stats.js';
 
 export interface Recording {

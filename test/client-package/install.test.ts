@@ -9,8 +9,8 @@ import { promisify } from 'node:util';
 import { createOriginClient } from '@vip/shared-schema/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../launch/free-port.js';
+import { repositoryRoot } from '../support/repository.js';
 import { eventually, startOriginPlane } from '../support/service.js';
-import { repositoryRoot } from '../support/worker-bundle.js';
 
 const run = promisify(execFile);
 

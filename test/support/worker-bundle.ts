@@ -2,12 +2,11 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
+import { repositoryRoot } from './repository.js';
 
-export const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const wranglerConfigPath = join(repositoryRoot, 'wrangler.toml');
 
 /**

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { concatSamples as concat } from '../../shared-schema/src/testing/speech-like.js';
 import { markPcm, WATERMARK_ALGORITHM } from '../../shared-schema/src/watermark/index.js';
-import { repositoryRoot } from '../../test/bench/support/repository.js';
+import { repositoryRoot } from '../../test/support/repository.js';
 import { readAudio } from './audio-io.js';
 
 const out = join(repositoryRoot, 'fixtures/watermark');

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gitCommit, repositoryRoot } from './repository.js';
+import { gitCommit, repositoryRoot } from '../../support/repository.js';
 
 export const watermarkEvaluationPath = join(repositoryRoot, 'docs/watermark-evaluation.json');
 

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { Miniflare } from 'miniflare';
 import { unstable_getMiniflareWorkerOptions } from 'wrangler';
-import { repositoryRoot } from './repository.js';
+import { repositoryRoot } from '../../support/repository.js';
 
 export interface ServedWorker {
   url: string;

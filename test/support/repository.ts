@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+export const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The commit measured, marked `-dirty` when the working tree differs from it. */
 export function gitCommit(): string {
