@@ -1,6 +1,7 @@
 export * from './audit.js';
 export * from './audit-kinds.js';
 export * from './auth.js';
+export * from './biometric-consent.js';
 export * from './canonical.js';
 export * from './common.js';
 export * from './contract.js';
@@ -23,6 +24,7 @@ export * from './problem.js';
 export * from './provenance.js';
 export * from './screening.js';
 export * from './spoken-consent.js';
+export * from './synthesis-consent.js';
 export * from './tlog.js';
 export * from './voices.js';
 export * from './webhook-events.js';

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { isoTimestamp, uuid } from './common.js';
-import { CONSENT_STATUSES, INTENDED_USES, LICENSE_REPRESENTATIONS, LICENSE_STATES } from './enums.js';
+import { INTENDED_USES, LICENSE_REPRESENTATIONS, LICENSE_STATES } from './enums.js';
 import { licenseTermsInput, licenseTermsOutput, licenseTermsSha256Schema } from './license-terms.js';
 import { platformName } from './platforms.js';
 
-/** Synthesis consent and licences of one voice (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details). */
+/** Licences of one voice (synthesis consent: synthesis-consent.ts; docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details). */
 
 /** Licence tokens are `vlt_` + 32 random bytes (base64url); only their SHA-256 is stored and published. */
 export const LICENSE_TOKEN_PREFIX = 'vlt_';
@@ -15,10 +15,6 @@ export const LICENSE_MAX_TERM_MS = 10 * 366 * 24 * 60 * 60 * 1000;
 /** Path parameters of a registry route that names a voice. */
 export const registryVoiceParamsSchema = z.strictObject({ voice_id: uuid });
 export const licenseParamsSchema = z.strictObject({ voice_id: uuid, license_id: uuid });
-
-/** `unknown` is where a voice starts; an owner can only grant or withdraw. */
-export const setConsentRequestSchema = z.strictObject({ status: z.enum(['active', 'withdrawn']) }).meta({ id: 'SetConsentRequest' });
-export const voiceConsentSchema = z.object({ voice_id: uuid, consent_status: z.enum(CONSENT_STATUSES) }).meta({ id: 'VoiceConsent' });
 
 export const licenseScopes = z
   .array(z.enum(INTENDED_USES))

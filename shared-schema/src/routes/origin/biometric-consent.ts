@@ -1,5 +1,5 @@
+import { consentSchema, grantConsentRequestSchema } from '../../biometric-consent.js';
 import { defineRoute } from '../../contract.js';
-import { consentSchema, grantConsentRequestSchema } from '../../voices.js';
 
 /**
  * Served by origin/src/biometric-consent/: the owner's consent to enroll a voice print, which an

@@ -1,5 +1,6 @@
 import { defineRoute } from '../../../contract.js';
-import { registryVoiceParamsSchema, setConsentRequestSchema, voiceConsentSchema } from '../../../licenses.js';
+import { registryVoiceParamsSchema } from '../../../licenses.js';
+import { setConsentRequestSchema, voiceConsentSchema } from '../../../synthesis-consent.js';
 
 /**
  * Served by origin/src/registry/synthesis-consent/: the owner's synthesis consent, which the edge gate
