@@ -16,7 +16,6 @@
  * the gate is not needed), on a free port and a fresh data folder, and removes the folder afterwards. `npm run bench` runs it on ../shared/speech/dev
  * (test/bench/sequential-enrollment.bench.ts).
  */
-import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -25,7 +24,7 @@ import { limits } from '@vip/shared-schema';
 import { createOriginClient, ProblemError } from '@vip/shared-schema/client';
 import { mulberry32 } from '../../origin/src/testing/random.js';
 import { readSpeechManifest } from '../../origin/src/voiceprint/speech-manifest.js';
-import { repositoryRoot } from '../support/repository.js';
+import { keepReportBesideModel } from '../../tools/voiceprint-training/model-card.js';
 import { startOriginPlane } from '../support/service.js';
 import { median, round } from './support/stats.js';
 
@@ -303,17 +302,7 @@ async function main() {
   if (values.write) {
     if (report.model === null || values.speakers !== undefined) throw new Error('--write needs a whole run that enrolled with a model');
     // The folder's name only: the report is committed, the machine's path is not the model's.
-    const kept = { ...report, speechDir: basename(resolve(report.speechDir)) };
-    const file = join(repositoryRoot, 'origin/src/voiceprint/models', `${report.model}.sequential-enrollment.json`);
-    writeFileSync(file, `${JSON.stringify(kept, null, 2)}\n`);
-    const card = spawnSync(
-      '/usr/bin/python3',
-      [join(repositoryRoot, 'tools/voiceprint-training/calibrate.py'), '--write-card', report.model],
-      {
-        stdio: 'inherit',
-      },
-    );
-    if (card.status !== 0) throw new Error('calibrate.py --write-card failed');
+    keepReportBesideModel(report.model, 'sequential-enrollment', { ...report, speechDir: basename(resolve(report.speechDir)) });
   }
 }
 

@@ -31,6 +31,7 @@ import { bundledManifestPath, bundledModelLocations, readManifest, selectModel }
 import { defaultSearchTargets, operatingPoints } from '../../origin/src/voiceprint/operating-points.js';
 import { cosine, type TaggedEmbedding } from '../../origin/src/voiceprint/similarity.js';
 import { type CachedRecording, embeddingCachePath, enrolledFrom, readEmbeddingCache } from './embedding-cache.js';
+import { keepReportBesideModel } from './model-card.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SPEECH_TARGETS = [3, 5, 10, 20] as const;
@@ -187,11 +188,7 @@ async function main() {
   const report = { model: entry.name, speech: dir, screening_point: point, enrolled_voices: enrolled.length, rows };
   console.log(JSON.stringify(report, null, 2));
   if (flags.json) writeFileSync(flags.json, `${JSON.stringify(report, null, 2)}\n`);
-  if (flags.write) {
-    writeFileSync(join(bundledModelLocations.manifestDir, `${entry.name}.screening.json`), `${JSON.stringify(report, null, 2)}\n`);
-    const card = spawnSync('/usr/bin/python3', [join(HERE, 'calibrate.py'), '--write-card', entry.name], { stdio: 'inherit' });
-    if (card.status !== 0) throw new Error('calibrate.py --write-card failed');
-  }
+  if (flags.write) keepReportBesideModel(entry.name, 'screening', report);
 }
 
 await main();
