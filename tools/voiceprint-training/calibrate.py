@@ -319,15 +319,14 @@ def main():
     report = {'model': data['model'], 'speech': data['speech'], 'recordings': len(recs),
               'refused_by_pipeline': len(data['skipped']), 'conditions': {}}
     scores = {condition: 'cosine' for condition in trials}
-    # Calibrations fitted on every condition one way, for the 1:N figures normalization would give.
-    unfloored = {}
+    # Every condition's trials scored one way, for the 1:N figures normalization would give.
+    one_way = {}
     if 'cohort' in entry:
         cohort, k = read_cohort(entry)
         normalized = build_trials(recs, emb, as_norm(cohort, k))
         report['normalized'] = {'cohort_rows': len(cohort), 'top_k': k, 'raw_eer_pct': eer_by_set(raw),
                                 'eer_pct': eer_by_set(normalized)}
-        unfloored = {kind: {condition: fitted(t, kind) for condition, t in by_kind.items()}
-                     for kind, by_kind in (('cosine', raw), ('as_norm', normalized))}
+        one_way = {'cosine': raw, 'as_norm': normalized}
         for condition in NORMALIZED_CONDITIONS:
             trials[condition] = normalized[condition]
             scores[condition] = 'as_norm'
@@ -359,14 +358,15 @@ def main():
     exact_copy = entry.get('calibration', {}).get('enrollment_vs_enrollment', {}).get('exact_copy')
     if exact_copy is not None:
         calibration['enrollment_vs_enrollment']['exact_copy'] = exact_copy
+    unfloored = {kind: {condition: fitted(t, kind) for condition, t in by_kind.items()} for kind, by_kind in one_way.items()}
     service = service_points({'fitted': calibration, **unfloored})
     targets = service['targets']
+    design = str(targets['design_registry_size'])
     by_size = service['points']['fitted']
-    at_design = by_size[str(targets['design_registry_size'])]
-    if unfloored:
-        for key, kind in (('raw_fnir_at_design_size', 'cosine'), ('fnir_at_design_size', 'as_norm')):
-            chosen = raw if kind == 'cosine' else normalized
-            report['normalized'][key] = fnir_at_design_size(chosen, service['points'][kind][str(targets['design_registry_size'])], targets)
+    at_design = by_size[design]
+    for key, kind in (('raw_fnir_at_design_size', 'cosine'), ('fnir_at_design_size', 'as_norm')):
+        if kind in one_way:
+            report['normalized'][key] = fnir_at_design_size(one_way[kind], service['points'][kind][design], targets)
     points = {
         'sample_vs_enrolled.search': ('sample_vs_enrolled', at_design['sample_vs_enrolled']['search']),
         'enrollment_vs_enrollment.review': ('enrollment_vs_enrollment', at_design['enrollment_vs_enrollment']['review']),
