@@ -125,17 +125,18 @@ function domainGraph(sources: Record<string, string>): Map<string, Map<string, s
 
 /** Each circle of domains, as the imports that close it: `a → b`, …, back to `a` (the shortest circle through each domain on one). */
 function domainCycles(graph: Map<string, Map<string, string>>): string[][] {
+  const neighbours = (node: string) => [...(graph.get(node)?.keys() ?? [])].sort();
   const circles = new Map<string, string[]>();
   for (const start of [...graph.keys()].sort()) {
-    // Breadth first from `start`'s neighbours back to `start`: the shortest circle through it.
+    // Breadth first from `start` until an import leads back to it: the shortest circle through it.
     const cameFrom = new Map<string, string>();
-    const queue = [...(graph.get(start)?.keys() ?? [])].sort();
-    for (const next of queue) cameFrom.set(next, start);
-    while (queue.length > 0 && !cameFrom.has(`${start}\u0000back`)) {
+    const queue = [start];
+    let closing: string | undefined;
+    while (queue.length > 0 && closing === undefined) {
       const node = queue.shift()!;
-      for (const next of [...(graph.get(node)?.keys() ?? [])].sort()) {
+      for (const next of neighbours(node)) {
         if (next === start) {
-          cameFrom.set(`${start}\u0000back`, node);
+          closing = node;
           break;
         }
         if (!cameFrom.has(next)) {
@@ -144,13 +145,9 @@ function domainCycles(graph: Map<string, Map<string, string>>): string[][] {
         }
       }
     }
-    let last = cameFrom.get(`${start}\u0000back`);
-    if (last === undefined) continue;
-    const path = [start];
-    while (last !== start) {
-      path.splice(1, 0, last!);
-      last = cameFrom.get(last!);
-    }
+    if (closing === undefined) continue;
+    const path = [closing];
+    while (path[0] !== start) path.unshift(cameFrom.get(path[0]!)!);
     const key = [...path].sort().join(',');
     if (!circles.has(key))
       circles.set(
