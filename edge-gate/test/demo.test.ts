@@ -2,7 +2,7 @@ import { SELF } from 'cloudflare:test';
 import { DEMO_NO_REGISTRY_RECORD_VARIANT_A } from '@vip/shared-schema';
 import { edgeRoutes } from '@vip/shared-schema/routes/edge';
 import { describe, expect, it } from 'vitest';
-import { expectDemoShowsTheGate } from './testing/demo.js';
+import { expectDemoShowsTheGate, fetchDemo } from './testing/demo.js';
 import { EDGE, edgeFetch, expectProblem, uniqueIp } from './testing/edge.js';
 
 const DEMO_PATH = edgeRoutes.demo.path;
@@ -15,15 +15,9 @@ interface DemoBody {
   possible_responses: { no_registry_record: Outcome; protected_no_license: Outcome; protected_licensed: Outcome };
 }
 
-async function demo(ip = uniqueIp()) {
-  const response = await edgeFetch(DEMO_PATH, { headers: { 'cf-connecting-ip': ip } });
-  expect(response.status).toBe(200);
-  return (await response.json()) as DemoBody;
-}
-
 describe('GET /api/v1/protect/demo/pre-synthesis-check (docs/CONTRACT.md#the-demo)', () => {
   it('Variant A: production schema with decision, license_status and consent_status', async () => {
-    const body = await demo();
+    const body = await fetchDemo<DemoBody>();
     expect(body).toMatchObject({ demo: true, endpoint: 'POST /api/v1/protect/pre-synthesis-check' });
     expect(body.example_request).toMatchObject({ voice_id: UUID, platform_name: expect.any(String), intended_use: 'audiobook' });
     expect(body.response_schema).toEqual({ ...DEMO_NO_REGISTRY_RECORD_VARIANT_A, check_id: UUID });

@@ -39,15 +39,20 @@ async function realAnswers(variant: 'A' | 'B') {
   };
 }
 
+/** The demo's answer in this deployment, to a fresh address. */
+export async function fetchDemo<Body>(): Promise<Body> {
+  const response = await edgeFetch(edgeRoutes.demo.path, { headers: { 'cf-connecting-ip': uniqueIp() } });
+  expect(response.status).toBe(200);
+  return (await response.json()) as Body;
+}
+
 /**
  * The demo's `production_responses` parse as the gate's answers and carry exactly the fields the
  * gate of this deployment answers (`variant` is the one its project deploys: Variant A in
  * edge-gate's own project, B in `edge-gate:variant-b`).
  */
 export async function expectDemoShowsTheGate(variant: 'A' | 'B'): Promise<void> {
-  const response = await edgeFetch(edgeRoutes.demo.path, { headers: { 'cf-connecting-ip': uniqueIp() } });
-  expect(response.status).toBe(200);
-  const body = (await response.json()) as DemoProductionResponses & { variant: string };
+  const body = await fetchDemo<DemoProductionResponses & { variant: string }>();
   expect(body.variant).toBe(variant);
   const shown = body.production_responses;
   expect(approvedResultSchema.parse(shown.approved)).toEqual(shown.approved);
