@@ -193,7 +193,7 @@ export async function buildServer(deps: ServerDeps): Promise<OriginServer> {
   app.register(async (scope) => {
     await scope.register(multipart);
     const scoped = { ...kit, app: scope };
-    registerVoiceRoutes(scoped, services.voices);
+    registerVoiceRoutes(scoped, services.voices, services.voiceDisputes);
     registerDetectionRoutes(scoped, services.detection);
     registerScreeningRoutes(scoped, services.screening);
     registerProvenanceVerifyRoute(scoped, services.provenance);

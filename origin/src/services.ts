@@ -24,6 +24,7 @@ import type { Runtime } from './runtime.js';
 import { ScreeningService } from './screening/service.js';
 import { SpokenConsentService } from './spoken-consent/service.js';
 import type { VoiceprintEngine } from './voiceprint/index.js';
+import { VoiceDisputeService } from './voices/disputes.js';
 import { VoiceReviewService } from './voices/reviews.js';
 import { VoiceService } from './voices/service.js';
 import { WebhookService, type WebhookSettings } from './webhooks/service.js';
@@ -70,6 +71,7 @@ export interface Services {
   licenseRequests: LicenseRequestService;
   voices: VoiceService;
   voiceReviews: VoiceReviewService;
+  voiceDisputes: VoiceDisputeService;
   detection: DetectionService;
   screening: ScreeningService;
   audit: AuditService;
@@ -125,7 +127,8 @@ export function buildServices(deps: ServiceDeps): Services {
       secretEncryption: deps.webhooks.sender.secretEncryption,
     }),
     voices: new VoiceService({ db, runtime, outbox, engine, spokenConsent }),
-    voiceReviews: new VoiceReviewService({ db, runtime, outbox }),
+    voiceReviews: new VoiceReviewService({ db, runtime, outbox, spokenConsent }),
+    voiceDisputes: new VoiceDisputeService({ db, runtime, outbox, engine, spokenConsent }),
     detection: new DetectionService({
       db,
       runtime,

@@ -120,6 +120,29 @@ export const AUDIT_KIND_RULES = {
         ? 'Held for an identity review: this voice and a voice of another owner sound very close, so an administrator checks them.'
         : `An administrator ended the identity review: the held voice was ${entry.action === 'cleared' ? 'cleared and is protected' : 'rejected and erased'}.`,
   },
+  // A dispute (docs/DECISIONS.md#voice-disputes). Opened: one entry under the claimant naming no voice
+  // (its receipt shows when the dispute was filed) and one on the disputed voice as the service's, so
+  // neither side learns the other's ids. Decided: an entry on the disputed voice (reason
+  // `disputed_voice`) and, for a transfer, one on the claimant's new voice (reason `claimant`).
+  'voice.dispute': {
+    actions: { opened: 'unresolved', cleared: null, rejected: null, transferred: null },
+    readers: ['owner', 'caller'],
+    words: (entry) => {
+      if (entry.action === 'opened') {
+        return entry.voice_id
+          ? 'Someone disputes this voice: they read the spoken consent in it and it passed its checks. It is held, granting nothing, until an administrator decides.'
+          : 'You disputed a voice of another owner that sounds like yours: it is held until an administrator decides.';
+      }
+      if (entry.reason === 'claimant')
+        return 'An administrator decided your dispute: the disputed voice was transferred to you as this voice.';
+      const outcome = {
+        cleared: 'it stays with its owner and is protected',
+        rejected: 'it was erased',
+        transferred: 'it was erased and transferred to the person who disputed it',
+      };
+      return `An administrator ended the dispute of this voice: ${outcome[entry.action as keyof typeof outcome] ?? entry.action}.`;
+    },
+  },
   // Under the screening platform and no voice: an owner never sees another voice's match.
   // The platform's entry names no voice; each matched voice gets an entry of its own match, under it
   // (reason `screening_match:<screening check>:<confidence>`), so one owner never reads another's.

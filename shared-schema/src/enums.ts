@@ -26,9 +26,22 @@ export type UserRole = (typeof USER_ROLES)[number];
  */
 export const VOICE_STATUSES = ['ready', 'pending_review'] as const;
 export type VoiceStatus = (typeof VOICE_STATUSES)[number];
-/** What an administrator decides about a voice held for review. */
-export const REVIEW_DECISIONS = ['clear', 'reject'] as const;
+/**
+ * What an administrator decides about a voice held for review: `clear` keeps it with its owner,
+ * `reject` erases it, `transfer` (a disputed voice only) erases it and enrolls the claimant's
+ * voiceprint as a voice of the claimant's (docs/DECISIONS.md#voice-disputes).
+ */
+export const REVIEW_DECISIONS = ['clear', 'reject', 'transfer'] as const;
 export type ReviewDecision = (typeof REVIEW_DECISIONS)[number];
+/**
+ * Where a voice dispute stands: `open` until an administrator decides; then the decision's outcome,
+ * or `voice_deleted` when the disputed voice's owner erased it first.
+ */
+export const DISPUTE_STATUSES = ['open', 'cleared', 'rejected', 'transferred', 'voice_deleted'] as const;
+export type DisputeStatus = (typeof DISPUTE_STATUSES)[number];
+/** Why a voice is held for review: its enrollment resembled another owner's voice, or someone disputes it. */
+export const REVIEW_REASONS = ['identity_conflict', 'dispute'] as const;
+export type ReviewReason = (typeof REVIEW_REASONS)[number];
 
 /**
  * The kinds of speaker trial, each with its own calibrated operating point

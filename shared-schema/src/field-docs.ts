@@ -69,6 +69,14 @@ export const FIELD_DESCRIPTIONS: Readonly<Record<string, string>> = {
   'SetConsentRequest.status': 'granted to allow licensed synthesis, withdrawn to refuse every synthesis.',
   type: 'Kind of consent (biometric).',
   statement_version: 'Version of the consent statement the owner was shown.',
+  // Disputes (docs/DECISIONS.md#voice-disputes).
+  dispute_id: 'Id of the voice dispute.',
+  disputes: 'The caller’s disputes.',
+  'VoiceDispute.opened_at': 'When the dispute was opened (RFC 3339, UTC).',
+  'ReviewedDispute.opened_at': 'When the dispute was opened (RFC 3339, UTC).',
+  'VoiceDispute.decided_at': 'When the dispute ended; null while it is open.',
+  'VoiceDispute.status':
+    'open: the voice is held for an administrator; cleared: it stays with its owner; rejected: it was erased; transferred: it is yours now (voice_id); voice_deleted: its owner erased it.',
   'ConsentChallenge.challenge_id': 'Id of the spoken-consent challenge, to send with the enrollment that answers it (single use).',
   'ConsentChallenge.language': 'Language the statement and the phrase are read in (BCP 47).',
   deleted: 'True: it is gone.',

@@ -98,15 +98,15 @@ export const consentChallengeSchema = z
 
 /** What the spoken-consent checks found, kept in the voice's biometric consent record. */
 export const spokenConsentEvidenceSchema = z.object({
-  challenge_id: uuid,
+  challenge_id: uuid.describe('the challenge the recording answered'),
   statement_version: z.string(),
-  phrase: z.string(),
+  phrase: z.string().describe("the challenge's random phrase"),
   heard: z.string().describe('everything the decoder heard: the statement (or a negation) and the phrase'),
   statement_score: z.number().describe('phone-loop score of the reading, nats per 10 ms frame'),
-  phrase_wrong_words: z.number().int(),
+  phrase_wrong_words: z.number().int().describe('words of the phrase not heard as shown'),
   speaker_similarity: z.number().describe('cosine of the consent recording against the enrollment audio'),
-  speaker_threshold: z.number(),
-  recording_sha256: z.string(),
-  checked_at: isoTimestamp,
+  speaker_threshold: z.number().describe('the point the similarity had to reach'),
+  recording_sha256: z.string().describe('SHA-256 of the consent recording as uploaded, hex'),
+  checked_at: isoTimestamp.describe('when the checks ran'),
 });
 export type SpokenConsentEvidence = z.infer<typeof spokenConsentEvidenceSchema>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { cursor, isoTimestamp, uuid } from './common.js';
-import { CONSENT_STATUSES, REVIEW_DECISIONS, VOICE_STATUSES } from './enums.js';
+import { CONSENT_STATUSES, DISPUTE_STATUSES, REVIEW_DECISIONS, REVIEW_REASONS, VOICE_STATUSES } from './enums.js';
+import { spokenConsentEvidenceSchema } from './spoken-consent.js';
 
 /** Enrollment, the voice list and erasure (biometric consent: biometric-consent.ts; docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details). */
 
@@ -51,6 +52,7 @@ export const enrollmentQualitySchema = z
     warnings: z.array(z.enum(QUALITY_WARNINGS)),
   })
   .meta({ id: 'EnrollmentQuality' });
+export type EnrollmentQuality = z.infer<typeof enrollmentQualitySchema>;
 
 /**
  * What `POST /api/v1/voices/measure` answers: each recording measured as enrollment measures it (the
@@ -121,20 +123,39 @@ export const deletedVoiceSchema = z
 
 /**
  * Voices held for review (docs/ARCHITECTURE.md#voiceprints, docs/CONTRACT.md#closing-the-loop-receipts-pages): an enrollment whose voiceprint resembles another
- * owner's between the review and the strict identity-conflict points waits for an administrator.
+ * owner's between the review and the strict identity-conflict points, or a voice someone disputes
+ * (docs/DECISIONS.md#voice-disputes), waits for an administrator.
  */
 export const decideVoiceReviewRequestSchema = z
   .strictObject({
-    decision: z.enum(REVIEW_DECISIONS).describe('`clear`: the voice becomes `ready`; `reject`: it is erased as DELETE erases it'),
+    decision: z
+      .enum(REVIEW_DECISIONS)
+      .describe(
+        "`clear`: the voice becomes `ready`; `reject`: it is erased as DELETE erases it; `transfer` (a disputed voice only): it is erased and the claimant's voiceprint becomes a voice of the claimant's",
+      ),
   })
   .meta({ id: 'VoiceReviewDecision' });
 
 export const voiceReviewOutcomeSchema = z
   .object({
     voice_id: uuid,
-    status: z.enum(['ready', 'rejected']).describe('`rejected`: the held voice no longer exists'),
+    status: z.enum(['ready', 'rejected', 'transferred']).describe('`rejected` and `transferred`: the held voice no longer exists'),
+    transferred_voice_id: uuid.nullable().describe("the claimant's new voice, when the decision was `transfer`"),
+    check_id: uuid.describe(
+      'the audit entry of the decision on the held voice; its receipt: GET /api/v1/protect/audit-log/{check_id}/receipt',
+    ),
   })
   .meta({ id: 'VoiceReviewOutcome' });
+
+/** What an administrator reads of a dispute: who claims the voice, and the spoken consent they gave. */
+const reviewedDisputeSchema = z
+  .object({
+    dispute_id: uuid,
+    claimant_id: uuid.describe('the account that claims the voice is theirs'),
+    opened_at: isoTimestamp,
+    spoken_consent: spokenConsentEvidenceSchema.describe("the checks the claimant's spoken consent passed, read in the disputed voice"),
+  })
+  .meta({ id: 'ReviewedDispute' });
 
 export const voiceReviewSchema = z
   .object({
@@ -144,9 +165,15 @@ export const voiceReviewSchema = z
     model: z.string(),
     speech_seconds: z.number(),
     held_at: isoTimestamp,
-    matched_voice_id: uuid.nullable().describe("the other owner's voice it resembles; null once that voice was erased"),
+    reason: z
+      .enum(REVIEW_REASONS)
+      .describe("`identity_conflict`: its enrollment resembles another owner's voice; `dispute`: someone claims it"),
+    matched_voice_id: uuid.nullable().describe("the other owner's voice it resembles; null once that voice was erased, and for a dispute"),
     matched_owner_id: uuid.nullable(),
-    similarity: z.number().describe('cosine similarity of the two voiceprints when the enrollment was held'),
+    similarity: z
+      .number()
+      .describe("cosine similarity of the two voiceprints (for a dispute: the claimant's recordings and the held voice) when it was held"),
+    dispute: reviewedDisputeSchema.nullable().describe('the dispute, when `reason` is `dispute`'),
   })
   .meta({ id: 'VoiceReview' });
 
@@ -156,3 +183,27 @@ export const listVoiceReviewsQuerySchema = listVoicesQuerySchema;
 export const voiceReviewListSchema = z
   .object({ reviews: z.array(voiceReviewSchema), next_cursor: z.string().nullable() })
   .meta({ id: 'VoiceReviewList' });
+
+/**
+ * A voice dispute as its claimant sees it (docs/DECISIONS.md#voice-disputes): never the disputed
+ * voice's id or owner, which are another account's.
+ */
+export const voiceDisputeSchema = z
+  .object({
+    dispute_id: uuid,
+    status: z.enum(DISPUTE_STATUSES),
+    name: z.string().describe('the name the voice gets if it is transferred to you'),
+    opened_at: isoTimestamp,
+    decided_at: isoTimestamp.nullable(),
+    voice_id: uuid.nullable().describe('your voice, made from the recordings of the dispute, once it was transferred to you'),
+    check_id: uuid.describe(
+      'the audit entry of the opening; its receipt (GET /api/v1/protect/audit-log/{check_id}/receipt) shows when it was filed',
+    ),
+  })
+  .meta({ id: 'VoiceDispute' });
+
+export const listVoiceDisputesQuerySchema = listVoicesQuerySchema;
+
+export const voiceDisputeListSchema = z
+  .object({ disputes: z.array(voiceDisputeSchema), next_cursor: z.string().nullable() })
+  .meta({ id: 'VoiceDisputeList' });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { uuid } from './common.js';
-import { INTENDED_USES, VOICE_STATUSES } from './enums.js';
+import { DISPUTE_STATUSES, INTENDED_USES, VOICE_STATUSES } from './enums.js';
 import { licenseRequestSchema } from './license-requests.js';
 import { licenseSchema } from './licenses.js';
 import { PROVENANCE_VERDICTS } from './provenance.js';
@@ -32,7 +32,8 @@ const ownerLicenceChange = licenseSchema.pick({ license_id: true, platform_name:
 const platformLicenceChange = licenseSchema.pick({ license_id: true, scopes: true, expires_at: true });
 /** A licence's terms, as every answer shows them. */
 const TERMS = { description: true, description_source: true, represented_by: true, compensation: true } as const;
-const reviewRole = z.object({ role: z.enum(['held_voice', 'matched_voice']) });
+/** Which side of a review the receiving owner's voice is on: held, resembled, or disputed (docs/DECISIONS.md#voice-disputes). */
+const reviewRole = z.object({ role: z.enum(['held_voice', 'matched_voice', 'disputed_voice']) });
 
 export const WEBHOOK_EVENT_RULES = {
   'enrollment.complete': {
@@ -45,6 +46,12 @@ export const WEBHOOK_EVENT_RULES = {
   'voice.review_pending': { owner: reviewRole, ordered: true },
   'voice.review_cleared': { owner: reviewRole, ordered: true },
   'voice.review_rejected': { owner: reviewRole, ordered: true },
+  // To the claimant when their dispute ends (decided, or the voice erased by its owner); it names a voice
+  // only once one was transferred to them.
+  'voice.dispute_closed': {
+    owner: z.object({ dispute_id: uuid, status: z.enum(DISPUTE_STATUSES).exclude(['open']) }),
+    ordered: false,
+  },
   'license.renewed': { owner: ownerLicenceChange, platform: platformLicenceChange, ordered: true },
   'license.revoked': { owner: ownerLicenceChange, platform: platformLicenceChange, ordered: true },
   'license.expired': { owner: ownerLicenceChange, platform: platformLicenceChange, ordered: true },

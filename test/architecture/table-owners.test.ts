@@ -24,6 +24,7 @@ const OWNER_OF_SCHEMA_FILE: Record<string, string> = {
   'rate-limits.ts': 'http',
   'signing-certificates.ts': 'provenance',
   'spoken-consent.ts': 'spoken-consent',
+  'voice-disputes.ts': 'voice-records',
   'voices.ts': 'voice-records',
   'watermarks.ts': 'provenance',
   'webhooks.ts': 'webhooks',

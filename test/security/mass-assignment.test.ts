@@ -190,6 +190,10 @@ describe('mass assignment: extra fields are refused and nothing is written', () 
       url: `${s.origin}/api/v1/voices/enroll`,
       form: await s.enrollForm('Mass Enrolled', await s.consent(owner), SPEAKERS.b.slice(0, 4)),
     }),
+    openVoiceDispute: async () => ({
+      url: `${s.origin}/api/v1/voices/disputes`,
+      form: await s.enrollForm('Mass Disputed', await s.consent(owner), SPEAKERS.b.slice(0, 4)),
+    }),
     reenrollVoice: async () => {
       const form = new FormData();
       for (const [index, file] of SPEAKERS.a.slice(0, 4).entries()) {

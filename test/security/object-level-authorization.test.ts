@@ -288,6 +288,22 @@ describe('object-level authorization: another owner, another platform', () => {
       });
       await expectProblem(response, 403, 'consent_required');
     },
+    openVoiceDispute: async () => {
+      // A dispute is filed with the claimant's own consent: another owner's is refused as at enrollment.
+      const form = await s.enrollForm('Disputed with stolen consent', await s.consent(ownerA), SPEAKERS.a.slice(0, 1));
+      attempts.push({ route: 'openVoiceDispute', input: 'dispute with another owner consent_id' });
+      const response = await s.call('openVoiceDispute', `${s.origin}/api/v1/voices/disputes`, {
+        method: 'POST',
+        headers: asB(),
+        body: form,
+      });
+      await expectProblem(response, 403, 'consent_required');
+    },
+    listVoiceDisputes: async () => {
+      const response = await call('listVoiceDisputes', 'GET', '/api/v1/voices/disputes');
+      expect(response.status).toBe(200);
+      expect((await json(response)).disputes).toEqual([]);
+    },
     listLicenseRequests: async () => {
       await expectProblem(await call('listLicenseRequests', 'GET', `/api/v1/voices/${voiceA}/license-requests`), 404, 'not_found');
     },

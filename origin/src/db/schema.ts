@@ -13,6 +13,7 @@ export * from './schema/platforms.js';
 export * from './schema/rate-limits.js';
 export * from './schema/signing-certificates.js';
 export * from './schema/spoken-consent.js';
+export * from './schema/voice-disputes.js';
 export * from './schema/voices.js';
 export * from './schema/watermarks.js';
 export * from './schema/webhooks.js';

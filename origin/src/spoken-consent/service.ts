@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
+  type AuditActor,
   type AuditRecord,
   auditCaller,
   buildAuditRecord,
@@ -120,13 +121,16 @@ export class SpokenConsentService {
   }
 
   /**
-   * The spoken consent of an enrollment form: null when none was sent and none is required. Its
-   * challenge is checked here, before any audio is processed.
+   * The spoken consent of an enrollment or dispute form: null when none was sent and none is required
+   * (a dispute always requires one). Its challenge is checked here, before any audio is processed.
    */
-  async submissionOf(principal: Principal, form: MultipartForm): Promise<SpokenConsentSubmission | null> {
+  submissionOf(principal: Principal, form: MultipartForm, need: 'required'): Promise<SpokenConsentSubmission>;
+  submissionOf(principal: Principal, form: MultipartForm): Promise<SpokenConsentSubmission | null>;
+  async submissionOf(principal: Principal, form: MultipartForm, need?: 'required'): Promise<SpokenConsentSubmission | null> {
     const recording = form.files.get('spoken_consent')?.[0];
     const challengeId = form.fields.get('challenge_id');
-    if (!recording && challengeId === undefined && this.deps.settings.mode === 'when_given') return null;
+    const optional = need !== 'required' && this.deps.settings.mode === 'when_given';
+    if (!recording && challengeId === undefined && optional) return null;
     const errors = [
       ...(recording ? [] : [{ field: 'body.spoken_consent', message: 'a recording of the statement and the phrase is required' }]),
       ...(challengeId !== undefined && CHALLENGE_ID.test(challengeId)
@@ -136,7 +140,7 @@ export class SpokenConsentService {
     if (errors.length > 0) {
       throw new ProblemError(
         'validation_failed',
-        'This service enrolls a voice only with its spoken consent: ask for a challenge (POST /api/v1/consents/challenges), read its statement and then its phrase in the voice being enrolled, and send that recording as spoken_consent with the challenge_id.',
+        `This service ${need === 'required' ? 'takes a dispute' : 'enrolls a voice'} only with its spoken consent: ask for a challenge (POST /api/v1/consents/challenges), read its statement and then its phrase in the voice being ${need === 'required' ? 'disputed' : 'enrolled'}, and send that recording as spoken_consent with the challenge_id.`,
         { errors },
       );
     }
@@ -228,11 +232,30 @@ export class SpokenConsentService {
 
   /**
    * In the enrollment's transaction, once the voice exists and its biometric consent is attached:
-   * spends the challenge (a second enrollment on it is refused), keeps the recording with the voice,
-   * writes the evidence into the consent record and the decision into the audit log.
+   * spends the challenge (a second enrollment on it is refused) and keeps the consent with the voice.
    */
   async record(tx: Executor, verified: VerifiedConsent, voiceId: string, principal: Principal, now: Date): Promise<void> {
-    if (!(await store.spendChallenge(tx, verified.challengeId, now))) throw challengeProblem();
+    await this.spend(tx, verified.challengeId, now);
+    await this.keepWithVoice(tx, verified, voiceId, actorOf(principal), now);
+  }
+
+  /** Spends the challenge in the caller's transaction; a challenge spent meanwhile is refused as unknown ones are. */
+  async spend(tx: Executor, challengeId: string, now: Date): Promise<void> {
+    if (!(await store.spendChallenge(tx, challengeId, now))) throw challengeProblem();
+  }
+
+  /**
+   * Keeps the recording with the voice, writes the evidence into its consent record and the check into
+   * the audit log, under `actor`: the enrolling owner, or the administrator who transferred a disputed
+   * voice to the claimant whose consent it is.
+   */
+  async keepWithVoice(
+    tx: Executor,
+    verified: Pick<VerifiedConsent, 'recording' | 'evidence'>,
+    voiceId: string,
+    actor: AuditActor,
+    now: Date,
+  ): Promise<void> {
     await store.keepRecording(tx, {
       voiceId,
       audio: Buffer.from(verified.recording.bytes),
@@ -241,7 +264,7 @@ export class SpokenConsentService {
       recordedAt: now,
     });
     await recordSpokenEvidence(tx, voiceId, verified.evidence);
-    await queueAuditRecords(tx, [spokenConsentAuditRecord(verified.evidence, voiceId, principal, now, this.deps.runtime.newId())], now);
+    await queueAuditRecords(tx, [spokenConsentAuditRecord(verified.evidence, voiceId, actor, now, this.deps.runtime.newId())], now);
   }
 
   /**
@@ -316,7 +339,7 @@ function randomPhrase(runtime: Runtime): string {
 function spokenConsentAuditRecord(
   evidence: SpokenConsentEvidence,
   voiceId: string,
-  principal: Principal,
+  actor: AuditActor,
   now: Date,
   checkId: string,
 ): AuditRecord {
@@ -325,6 +348,6 @@ function spokenConsentAuditRecord(
     decided_at: now,
     voice_id: voiceId,
     reason: `statement_version ${evidence.statement_version}`,
-    ...auditCaller(actorOf(principal)),
+    ...auditCaller(actor),
   });
 }

@@ -14,7 +14,13 @@ import { auditEntries, biometricConsents, consentChallenges, spokenConsentRecord
 import { pcm16Wav } from '../testing/fixtures.js';
 import { bearer, CORPUS_SPEAKERS_SPOKEN_CONSENT, loggedIn, startTestOrigin, type TestOrigin } from '../testing/origin.js';
 import { expectProblem } from '../testing/problem.js';
-import { RECORDED_CONSENT, randomBytesFor, recordedConsent, recordedConsentEnrollment } from '../testing/recorded-consent.js';
+import {
+  challengeFor as challengeForOrigin,
+  RECORDED_CONSENT,
+  recordedConsent,
+  recordedConsentEnrollment,
+  SAYABLE_PHRASE,
+} from '../testing/recorded-consent.js';
 import {
   SYNTHETIC_VOICES,
   type SyntheticVoice,
@@ -49,28 +55,7 @@ const SAME_VOICE_OTHER_WORDS = () => speakerRecordings('so762:SPEAKER9622', 3, 1
  */
 const SPEECH_TIMEOUT_MS = 180_000;
 
-/** Digits the recorded speaker said (testing/recorded-consent.ts). */
-const SAYABLE_PHRASE = 'nine two six zero eight five';
-
-/**
- * A challenge for the recorded speaker: its phrase is `phrase` (the origin's random source, the
- * runtime, yields it, once), and its statement the one the speaker read, as if the challenge had been
- * issued before the statement's upgrade and answered within its lifetime.
- */
-async function challengeFor(owner: Owner, phrase: string) {
-  const random = origin.runtime.randomBytes;
-  origin.runtime.randomBytes = () => randomBytesFor(phrase);
-  try {
-    const issued = await challenge(owner);
-    await origin.database.db
-      .update(consentChallenges)
-      .set({ statementVersion: RECORDED_CONSENT.statementVersion })
-      .where(eq(consentChallenges.id, issued.challenge_id));
-    return issued;
-  } finally {
-    origin.runtime.randomBytes = random;
-  }
-}
+const challengeFor = (owner: Owner, phrase: string) => challengeForOrigin(origin, owner, phrase);
 
 const RECORDED_STATEMENT = SPOKEN_CONSENT_STATEMENTS[RECORDED_CONSENT.statementVersion];
 

@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SPOKEN_CONSENT_STATEMENTS } from '@vip/shared-schema';
+import { consentChallengeSchema, pathOf, SPOKEN_CONSENT_STATEMENTS } from '@vip/shared-schema';
+import { createSpokenConsentChallengeRoute } from '@vip/shared-schema/routes/origin/spoken-consent';
+import { eq } from 'drizzle-orm';
+import { consentChallenges } from '../db/schema.js';
 import { PHRASE_WORDS } from '../spoken-consent/consent-words.js';
 import { fixturesDir, pcm16Wav, speechDir } from './fixtures.js';
+import { bearer, type loggedIn, type TestOrigin } from './origin.js';
 
 /**
  * A real person's spoken consent, committed under fixtures/spoken-consent/ by
@@ -85,4 +89,32 @@ export function randomBytesFor(phrase: string): Uint8Array {
   const view = new DataView(bytes.buffer);
   for (const [index, word] of words.entries()) view.setUint32(4 * index, (PHRASE_WORDS as readonly string[]).indexOf(word), true);
   return bytes;
+}
+
+/** Digits the recorded speaker said: a phrase a challenge can ask of them. */
+export const SAYABLE_PHRASE = 'nine two six zero eight five';
+
+/**
+ * A challenge for the recorded speaker: its phrase is `phrase` (the origin's random source, the
+ * runtime, yields it, once), and its statement the one the speaker read, as if the challenge had been
+ * issued before the statement's upgrade and answered within its lifetime.
+ */
+export async function challengeFor(origin: TestOrigin, owner: Awaited<ReturnType<typeof loggedIn>>, phrase = SAYABLE_PHRASE) {
+  const random = origin.runtime.randomBytes;
+  origin.runtime.randomBytes = () => randomBytesFor(phrase);
+  try {
+    const answer = await origin.app.inject({
+      method: 'POST',
+      url: pathOf(createSpokenConsentChallengeRoute),
+      headers: bearer(owner.accessToken),
+    });
+    const issued = consentChallengeSchema.parse(answer.json());
+    await origin.database.db
+      .update(consentChallenges)
+      .set({ statementVersion: RECORDED_CONSENT.statementVersion })
+      .where(eq(consentChallenges.id, issued.challenge_id));
+    return issued;
+  } finally {
+    origin.runtime.randomBytes = random;
+  }
 }

@@ -1,16 +1,16 @@
 /**
- * The voices, their embeddings and their review holds: the rows and every query of them, below the
+ * The voices, their embeddings, their review holds and disputes: the rows and every query of them, below the
  * domains (docs/ARCHITECTURE.md, "The origin's folders"). The voices domain enrolls, reviews and
  * erases through them; the registry, licence requests, screening, detection, provenance, spoken
  * consent, the audit's owner filter and the edge link read and lock them here, so none of them leans
  * on the voices domain, which sits above them all.
  */
-import type { ConsentStatus, VoiceStatus } from '@vip/shared-schema';
+import type { ConsentStatus, DisputeStatus, VoiceStatus } from '@vip/shared-schema';
 import { and, asc, desc, eq, gt, inArray, ne, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { DatabaseUnavailableError, databaseFailure } from '../db/errors.js';
-import { type VoiceRow, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
+import { type VoiceDisputeRow, type VoiceRow, voiceDisputes, voiceEmbeddings, voiceReviews, voices } from '../db/schema.js';
 import { olderThan, type TimeCursor } from '../http/cursor.js';
 
 export interface StoredEmbedding {
@@ -271,10 +271,15 @@ export function listReviews(db: Executor, limit: number, after: TimeCursor | nul
       matchedVoiceId: voiceReviews.matchedVoiceId,
       matchedOwnerId: matchedVoices.ownerId,
       similarity: voiceReviews.similarity,
+      disputeId: voiceDisputes.id,
+      claimantId: voiceDisputes.claimantId,
+      disputeOpenedAt: voiceDisputes.openedAt,
+      disputeEvidence: voiceDisputes.spokenEvidence,
     })
     .from(voiceReviews)
     .innerJoin(voices, eq(voices.id, voiceReviews.voiceId))
     .leftJoin(matchedVoices, eq(matchedVoices.id, voiceReviews.matchedVoiceId))
+    .leftJoin(voiceDisputes, and(eq(voiceDisputes.voiceId, voiceReviews.voiceId), eq(voiceDisputes.status, 'open')))
     .where(
       after
         ? sql`(${voiceReviews.heldAt}, ${voiceReviews.voiceId}) > (${after.at.toISOString()}::timestamptz, ${after.id}::uuid)`
@@ -282,6 +287,77 @@ export function listReviews(db: Executor, limit: number, after: TimeCursor | nul
     )
     .orderBy(asc(voiceReviews.heldAt), asc(voiceReviews.voiceId))
     .limit(limit);
+}
+
+export async function insertDispute(
+  db: Executor,
+  dispute: Omit<typeof voiceDisputes.$inferInsert, 'embedding'> & { embedding: Float32Array },
+): Promise<VoiceDisputeRow> {
+  const [row] = await withoutVectorsInErrors(() =>
+    db
+      .insert(voiceDisputes)
+      .values({ ...dispute, embedding: toVectorLiteral(dispute.embedding) })
+      .returning(),
+  );
+  return row!;
+}
+
+/** The open dispute of a voice, locked for the rest of the transaction, or null. */
+export async function lockOpenDisputeOfVoice(db: Executor, voiceId: string): Promise<VoiceDisputeRow | null> {
+  const [row] = await db
+    .select()
+    .from(voiceDisputes)
+    .where(and(eq(voiceDisputes.voiceId, voiceId), eq(voiceDisputes.status, 'open')))
+    .for('update');
+  return row ?? null;
+}
+
+/** The claimant's voiceprint of an open dispute (the caller holds its lock). */
+export async function findDisputeEmbedding(db: Executor, disputeId: string): Promise<Float32Array | null> {
+  const [row] = await withoutVectorsInErrors(() =>
+    db
+      .select({ text: sql<string | null>`${voiceDisputes.embedding}::text` })
+      .from(voiceDisputes)
+      .where(eq(voiceDisputes.id, disputeId)),
+  );
+  return row?.text ? parseVectorText(row.text) : null;
+}
+
+/** The claimant's disputes, newest first; `after` is the last row of the previous page. */
+export function listDisputesOfClaimant(db: Executor, claimantId: string, limit: number, after: TimeCursor | null) {
+  return db
+    .select({
+      id: voiceDisputes.id,
+      status: voiceDisputes.status,
+      name: voiceDisputes.name,
+      openedAt: voiceDisputes.openedAt,
+      decidedAt: voiceDisputes.decidedAt,
+      transferredVoiceId: voiceDisputes.transferredVoiceId,
+      checkId: voiceDisputes.checkId,
+    })
+    .from(voiceDisputes)
+    .where(and(eq(voiceDisputes.claimantId, claimantId), olderThan(voiceDisputes.openedAt, voiceDisputes.id, after)))
+    .orderBy(desc(voiceDisputes.openedAt), desc(voiceDisputes.id))
+    .limit(limit);
+}
+
+/**
+ * Ends the voice's open dispute, if any, with `status`: the claimant's biometric data goes (a
+ * transfer has already copied it to `transferredVoiceId`). Answers the closed dispute.
+ */
+export async function closeOpenDisputeOfVoice(
+  db: Executor,
+  voiceId: string,
+  status: Exclude<DisputeStatus, 'open'>,
+  now: Date,
+  transferredVoiceId: string | null = null,
+): Promise<Pick<VoiceDisputeRow, 'id' | 'claimantId'> | null> {
+  const [row] = await db
+    .update(voiceDisputes)
+    .set({ status, decidedAt: now, transferredVoiceId, embedding: null, recording: null, recordingFilename: null })
+    .where(and(eq(voiceDisputes.voiceId, voiceId), eq(voiceDisputes.status, 'open')))
+    .returning({ id: voiceDisputes.id, claimantId: voiceDisputes.claimantId });
+  return row ?? null;
 }
 
 /** What a verification of a file naming the voice reads of it: its owner, status, synthesis consent and speech. */

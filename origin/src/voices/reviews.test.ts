@@ -197,9 +197,11 @@ describe('GET /api/v1/admin/voice-reviews', () => {
       expect.objectContaining({
         voice_id: first.heldId,
         owner_id: first.enrolling.userId,
+        reason: 'identity_conflict',
         matched_voice_id: first.matchedId,
         matched_owner_id: first.protectedOwner.userId,
         model: engine.model.name,
+        dispute: null,
       }),
     ]);
     expect(one.reviews[0]!.similarity).toBeCloseTo(0.7, 4);
@@ -241,9 +243,13 @@ describe('GET /api/v1/admin/voice-reviews', () => {
 describe('POST /api/v1/admin/voice-reviews/{voice_id}', () => {
   it('clears a held voice: ready, both owners told, consent and licences open; deciding again answers 409', async () => {
     const { heldId, matchedId, protectedOwner, enrolling } = await heldVoice();
+    // Only a disputed voice is transferred (voices/disputes.test.ts); this one stays held.
+    const transfer = expectProblem(await decide(heldId, { decision: 'transfer' }), 409, 'conflict');
+    expect(transfer.detail).toMatch(/^Only a disputed voice can be transferred/);
     const cleared = await decide(heldId, { decision: 'clear' });
     expect(cleared.statusCode, cleared.body).toBe(200);
-    expect(voiceReviewOutcomeSchema.parse(cleared.json())).toEqual({ voice_id: heldId, status: 'ready' });
+    const clearedOutcome = voiceReviewOutcomeSchema.parse(cleared.json());
+    expect(clearedOutcome).toEqual({ voice_id: heldId, status: 'ready', transferred_voice_id: null, check_id: expect.any(String) });
     expect(await origin.database.db.select().from(voiceReviews).where(eq(voiceReviews.voiceId, heldId))).toEqual([]);
 
     expect((await eventsOf(enrolling.userId)).at(-1)).toMatchObject({
@@ -261,6 +267,8 @@ describe('POST /api/v1/admin/voice-reviews/{voice_id}', () => {
       expect.objectContaining({ voice_id: heldId, decision: 'allow', caller_id: admin.userId }),
       expect.objectContaining({ voice_id: matchedId, decision: 'allow', caller_id: admin.userId }),
     ]);
+    // The answer's check_id is the held voice's entry, whose receipt the administrator can fetch.
+    expect(records.find((record) => record.voice_id === heldId && record.action === 'cleared')?.check_id).toBe(clearedOutcome.check_id);
 
     expect((await setSynthesisConsent(enrolling, heldId, 'active')).statusCode).toBe(200);
     expect((await createLicence(enrolling, heldId)).statusCode).toBe(201);
@@ -273,7 +281,12 @@ describe('POST /api/v1/admin/voice-reviews/{voice_id}', () => {
     const { heldId, matchedId, protectedOwner, enrolling } = await heldVoice();
     const rejected = await decide(heldId, { decision: 'reject' });
     expect(rejected.statusCode, rejected.body).toBe(200);
-    expect(voiceReviewOutcomeSchema.parse(rejected.json())).toEqual({ voice_id: heldId, status: 'rejected' });
+    expect(voiceReviewOutcomeSchema.parse(rejected.json())).toEqual({
+      voice_id: heldId,
+      status: 'rejected',
+      transferred_voice_id: null,
+      check_id: expect.any(String),
+    });
 
     const db = origin.database.db;
     expect(await db.select().from(voices).where(eq(voices.id, heldId))).toEqual([]);

@@ -3,19 +3,22 @@ import {
   decideVoiceReviewRoute,
   deleteVoiceRoute,
   enrollVoiceRoute,
+  listVoiceDisputesRoute,
   listVoiceReviewsRoute,
   listVoicesRoute,
   measureRecordingsRoute,
+  openVoiceDisputeRoute,
   reenrollVoiceRoute,
 } from '@vip/shared-schema/routes/origin/voices';
 import { principalOf } from '../auth/index.js';
 import { readMultipartForm } from '../http/multipart-form.js';
 import { addRoute, type RouteKit } from '../http/routes.js';
+import type { VoiceDisputeService } from './disputes.js';
 import type { VoiceReviewService } from './reviews.js';
 import type { VoiceService } from './service.js';
 
 /** Call inside a scope that has @fastify/multipart registered (see server.ts). */
-export function registerVoiceRoutes({ app, registry, guards }: RouteKit, voices: VoiceService): void {
+export function registerVoiceRoutes({ app, registry, guards }: RouteKit, voices: VoiceService, disputes: VoiceDisputeService): void {
   addRoute(app, registry, enrollVoiceRoute, {
     guards: [guards.bearer],
     handler: async (_input, request) => {
@@ -54,6 +57,22 @@ export function registerVoiceRoutes({ app, registry, guards }: RouteKit, voices:
   addRoute(app, registry, deleteVoiceRoute, {
     guards: [guards.bearer],
     handler: ({ params }, request) => voices.delete(principalOf(request), params.voice_id),
+  });
+
+  addRoute(app, registry, openVoiceDisputeRoute, {
+    guards: [guards.bearer],
+    handler: async (_input, request) => {
+      const form = await readMultipartForm(request, {
+        files: { audio: { maxCount: limits.enrollMaxFiles }, spoken_consent: { maxCount: 1 } },
+        fields: ['name', 'consent_id', 'challenge_id'],
+      });
+      return disputes.open(principalOf(request), form);
+    },
+  });
+
+  addRoute(app, registry, listVoiceDisputesRoute, {
+    guards: [guards.bearer],
+    handler: ({ query }, request) => disputes.list(principalOf(request), query),
   });
 }
 

@@ -3,7 +3,6 @@ import {
   enrollFieldsSchema,
   type listVoicesQuerySchema,
   ProblemError,
-  qualityWarnings,
   type RecordingMeasurements,
   validationProblem,
 } from '@vip/shared-schema';
@@ -21,10 +20,11 @@ import { findVoiceFor, lockVoiceFor, publishToEdgeIndex, refuseWhileHeld } from 
 import type { Runtime } from '../runtime.js';
 import type { SpokenConsentService, VerifiedConsent } from '../spoken-consent/index.js';
 import * as store from '../voice-records/store.js';
-import type { EmbedFileResult, EnrollmentResult, VoiceprintEngine } from '../voiceprint/index.js';
+import type { EnrollmentResult, VoiceprintEngine } from '../voiceprint/index.js';
 import { voiceAuditRecord } from './audit-records.js';
 import { eraseVoice } from './erase.js';
 import { holdForReview } from './reviews.js';
+import { audioFilesOf, summarizeQuality } from './uploads.js';
 
 export interface VoiceServiceDeps {
   db: Database;
@@ -33,16 +33,6 @@ export interface VoiceServiceDeps {
   /** Absent in processes that serve no audio (tests of other domains): enroll and compare answer 503. */
   engine?: VoiceprintEngine;
   spokenConsent: SpokenConsentService;
-}
-
-function audioFilesOf(form: MultipartForm): UploadedFile[] {
-  const files = form.files.get('audio') ?? [];
-  if (files.length === 0) {
-    throw new ProblemError('validation_failed', 'The multipart form is invalid.', {
-      errors: [{ field: 'body.audio', message: 'at least one audio file is required' }],
-    });
-  }
-  return files;
 }
 
 /** Engine answers that mean "this audio cannot make a voiceprint": the attempt is reported as `enrollment.failed`. */
@@ -248,7 +238,10 @@ export class VoiceService {
 
   private answerEnrollment(outcome: EnrollOutcome, quality: ReturnType<typeof summarizeQuality>) {
     if (outcome.kind === 'conflict') {
-      throw new ProblemError('identity_conflict', 'This voice is already enrolled by another owner.');
+      throw new ProblemError(
+        'identity_conflict',
+        'This voice is already enrolled by another owner. If it is your voice, dispute that enrollment: ask for a challenge (POST /api/v1/consents/challenges), read its statement and phrase in your voice, and send the recording with these recordings, a name and a biometric consent to POST /api/v1/voices/disputes. The voice is then held, granting nothing, until an administrator decides; its owner is told (docs/OWNER-GUIDE.md#if-your-voice-is-enrolled-by-someone-else).',
+      );
     }
     this.deps.outbox.nudge();
     const { voice } = outcome;
@@ -287,17 +280,4 @@ export class VoiceService {
 /** No voice exists for a failed attempt: the event names only its owner, and never another owner's voice. */
 function recordEnrollmentFailure(db: Executor, ownerId: string, name: string, reason: string, now: Date) {
   return recordEvent(db, { type: 'enrollment.failed', voiceId: null, ownerId, fields: { name, reason } }, now);
-}
-
-/** The quality report: each file's measurements under the name it was uploaded as, and the worst of them. */
-function summarizeQuality(results: readonly EmbedFileResult[], uploads: readonly UploadedFile[]) {
-  const perFile = results.map((result, index) => ({ filename: uploads[index]!.filename, ...result.quality }));
-  const clippingRatio = Math.max(...perFile.map((quality) => quality.clipping_ratio));
-  const snrDb = Math.min(...perFile.map((quality) => quality.snr_db));
-  return {
-    files: perFile,
-    clipping_ratio: clippingRatio,
-    snr_db: snrDb,
-    warnings: qualityWarnings({ clipping_ratio: clippingRatio, snr_db: snrDb }),
-  };
 }

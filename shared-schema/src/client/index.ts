@@ -28,6 +28,7 @@ export {
   type AudioInput,
   type CompareInput,
   createOriginClient,
+  type DisputeInput,
   type EnrollInput,
   type OriginClient,
   type OriginClientOptions,

@@ -39,6 +39,8 @@ export type AudioInput = Blob | { data: Blob | ArrayBuffer | Uint8Array; filenam
 /** A recording of the consent statement and the phrase of a challenge (`spokenConsent.challenge`), read in the voice enrolled. */
 export type SpokenConsentInput = { challenge_id: string; recording: AudioInput };
 export type EnrollInput = z.input<typeof enrollFieldsSchema> & { audio: readonly AudioInput[]; spoken_consent?: SpokenConsentInput };
+/** A dispute is the enrollment form with its spoken consent always sent. */
+export type DisputeInput = EnrollInput & { spoken_consent: SpokenConsentInput };
 /** One recording, or several of the same speaker screened together as one sample. */
 export type ScreenInput = { audio: AudioInput | readonly AudioInput[]; platform_name: string };
 export type CompareInput = { audio1: AudioInput } & ({ audio2: AudioInput; voice_id?: never } | { voice_id: string; audio2?: never });
@@ -57,6 +59,14 @@ function appendAudio(form: FormData, field: string, audio: AudioInput, index: nu
 }
 
 /** Adds the recordings of an enrollment or re-enrollment to `form`, then its spoken consent when there is one. */
+/** The fields and files of an enrollment, and of a dispute, which names the voice it would become. */
+function enrollmentForm(input: EnrollInput): FormData {
+  const form = new FormData();
+  form.set('name', input.name);
+  form.set('consent_id', input.consent_id);
+  return appendRecordings(form, input.audio, input.spoken_consent);
+}
+
 function appendRecordings(form: FormData, audio: readonly AudioInput[], spokenConsent: SpokenConsentInput | undefined): FormData {
   for (const [index, recording] of audio.entries()) appendAudio(form, 'audio', recording, index);
   if (spokenConsent) {
@@ -128,12 +138,12 @@ export function createOriginClient(options: OriginClientOptions) {
       json(synthesisConsent.setSynthesisConsentRoute, { status }, { voice_id: voiceId }, o),
   };
   const voiceMethods = {
-    enroll: (input: EnrollInput, o?: CallOptions) => {
-      const form = new FormData();
-      form.set('name', input.name);
-      form.set('consent_id', input.consent_id);
-      return call(voices.enrollVoiceRoute, { body: appendRecordings(form, input.audio, input.spoken_consent) }, o);
-    },
+    enroll: (input: EnrollInput, o?: CallOptions) => call(voices.enrollVoiceRoute, { body: enrollmentForm(input) }, o),
+    /** Claim a voice another account enrolled, as the person it belongs to (docs/OWNER-GUIDE.md#if-your-voice-is-enrolled-by-someone-else). */
+    dispute: (input: DisputeInput, o?: CallOptions) => call(voices.openVoiceDisputeRoute, { body: enrollmentForm(input) }, o),
+    /** The caller's disputes, newest first, with where each stands. */
+    listDisputes: (query: QueryOf<typeof voices.listVoiceDisputesRoute> = {}, o?: CallOptions) =>
+      call(voices.listVoiceDisputesRoute, { query }, o),
     /** Speech seconds and quality of recordings as enrollment would measure them; nothing is stored. */
     measure: (audio: EnrollInput['audio'], o?: CallOptions) => {
       const form = new FormData();
@@ -148,7 +158,7 @@ export function createOriginClient(options: OriginClientOptions) {
     /** Admin only: the voices held for review. */
     listReviews: (query: QueryOf<typeof voices.listVoiceReviewsRoute> = {}, o?: CallOptions) =>
       call(voices.listVoiceReviewsRoute, { query }, o),
-    /** Admin only: clear or reject a held voice. */
+    /** Admin only: clear or reject a held voice, or transfer a disputed one to its claimant. */
     decideReview: (voiceId: string, decision: BodyOf<typeof voices.decideVoiceReviewRoute>['decision'], o?: CallOptions) =>
       json(voices.decideVoiceReviewRoute, { decision }, { voice_id: voiceId }, o),
   };

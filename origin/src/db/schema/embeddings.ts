@@ -4,7 +4,7 @@ import { users } from './auth.js';
 import { voices } from './voices.js';
 
 /** pgvector's `vector` without a dimension: each model has its own, and one column holds them all. */
-const untypedVector = customType<{ data: string; driverData: string }>({ dataType: () => 'vector' });
+export const untypedVector = customType<{ data: string; driverData: string }>({ dataType: () => 'vector' });
 
 /**
  * The models an HNSW index exists for (the manifest's, origin/src/voiceprint/models/manifest.json).

@@ -5,9 +5,12 @@ import {
   decideVoiceReviewRequestSchema,
   deletedVoiceSchema,
   enrolledVoiceSchema,
+  listVoiceDisputesQuerySchema,
   listVoiceReviewsQuerySchema,
   listVoicesQuerySchema,
   recordingMeasurementsSchema,
+  voiceDisputeListSchema,
+  voiceDisputeSchema,
   voiceListSchema,
   voiceParamsSchema,
   voiceReviewListSchema,
@@ -15,7 +18,7 @@ import {
 } from '../../voices.js';
 import { spokenConsentProblems } from './spoken-consent.js';
 
-/** Served by origin/src/voices/ (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details): enrollment, the voice list, erasure and the administrator's review of held voices. */
+/** Served by origin/src/voices/ (docs/CONTRACT.md#answers-to-the-specifications-gaps, docs/CONTRACT.md#contract-details): enrollment, the voice list, erasure, disputes and the administrator's review of held voices. */
 
 /** What the engine answers for a file it cannot use, and when its queue is full: every route that takes recordings. */
 export const audioProblems = [...AUDIO_PROBLEM_CODES, 'unsupported_media_type', 'validation_failed', 'unavailable'] as const;
@@ -129,6 +132,50 @@ export const deleteVoiceRoute = defineRoute({
   problems: ['validation_failed', 'not_found'],
 });
 
+/** How a person whose voice another account enrolled gets it back (docs/DECISIONS.md#voice-disputes). */
+export const openVoiceDisputeRoute = defineRoute({
+  method: 'post',
+  path: '/api/v1/voices/disputes',
+  operationId: 'openVoiceDispute',
+  summary: `Dispute a voice another owner enrolled, as the person it belongs to: your recordings (${AUDIO_FORMATS}) and the spoken consent of a challenge, read in that voice and checked as an enrollment's. The voice is held for an administrator, who clears it, erases it or transfers it to you; its owner is told`,
+  tag: 'voices',
+  auth: ['bearer'],
+  multipart: {
+    audio: {
+      description: `one to ${limits.enrollMaxFiles} recordings of your voice, as for an enrollment (those that answered 409 identity_conflict serve)`,
+      file: true,
+      multiple: true,
+      required: true,
+    },
+    name: { description: 'the name of your voice if it is transferred to you, 1 to 100 characters', required: true },
+    consent_id: { description: 'an unused biometric consent of yours, attached to your voice if it is transferred to you', required: true },
+    spoken_consent: {
+      description: `you reading the consent statement, then the phrase, of a challenge (POST /api/v1/consents/challenges); at most ${limits.spokenConsentMaxSeconds} s. Always required`,
+      file: true,
+      required: true,
+    },
+    challenge_id: { description: 'the challenge the spoken_consent recording reads; single use', required: true },
+  },
+  success: {
+    status: 201,
+    description: 'Dispute opened: the voice it names is held, granting nothing, until an administrator decides',
+    schema: voiceDisputeSchema,
+  },
+  problems: [...audioProblems, 'consent_required', ...spokenConsentProblems, 'not_found', 'voice_under_review'],
+});
+
+export const listVoiceDisputesRoute = defineRoute({
+  method: 'get',
+  path: '/api/v1/voices/disputes',
+  operationId: 'listVoiceDisputes',
+  summary: "List the caller's disputes, newest first, with where each stands",
+  tag: 'voices',
+  auth: ['bearer'],
+  query: listVoiceDisputesQuerySchema,
+  success: { status: 200, description: 'One page of disputes', schema: voiceDisputeListSchema },
+  problems: ['validation_failed'],
+});
+
 /** Admin-only: another caller answers 403 before anything about the voice is looked up. */
 const adminProblems = ['forbidden', 'validation_failed'] as const;
 
@@ -149,7 +196,7 @@ export const decideVoiceReviewRoute = defineRoute({
   path: '/api/v1/admin/voice-reviews/{voice_id}',
   operationId: 'decideVoiceReview',
   summary:
-    'Clear a held voice (it becomes `ready`) or reject it (erased as DELETE erases it); both owners are told (admin). A voice not held answers 409',
+    "Clear a held voice (it becomes `ready`), reject it (erased as DELETE erases it) or, when it is disputed, transfer it (erased, and the claimant's voiceprint enrolled as their voice); both sides are told (admin). A voice not held, or `transfer` of a voice not disputed, answers 409",
   tag: 'voices',
   auth: ['bearer'],
   params: voiceParamsSchema,
