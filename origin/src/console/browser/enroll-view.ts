@@ -1,6 +1,8 @@
 import { h, replace } from '@vip/shared-schema/browser/dom';
+import { ProblemError } from '@vip/shared-schema/client';
 import { limits } from '@vip/shared-schema/limits';
 import { BIOMETRIC_CONSENT_STATEMENT } from '@vip/shared-schema/pages';
+import { disputeOffer } from './dispute-offer.js';
 import { handleSubmit } from './fields.js';
 import { errorNotice, successNotice, time } from './messages.js';
 import { qualityTable, recordingsPanel, seconds } from './recordings.js';
@@ -116,6 +118,17 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
     } catch (error) {
       replace(result, errorNotice(error));
       spokenConsent.refused(error);
+      if (error instanceof ProblemError && error.code === 'identity_conflict' && consent) {
+        const form = spoken && { name: nameInput.value.trim(), consent_id: consent.consentId, audio: files, spoken_consent: spoken };
+        result.append(
+          disputeOffer(form, () => {
+            // The dispute spent the challenge, and holds the consent for the voice it may become.
+            spokenConsent.used();
+            consent = null;
+            drawConsent();
+          }),
+        );
+      }
     } finally {
       enrollButton.disabled = false;
     }

@@ -5,7 +5,7 @@ import { SessionEnded } from './session.js';
 /** Problems an owner meets, in plain words; anything else shows the service's own detail. */
 const PLAIN_WORDS: Partial<Record<string, string>> = {
   identity_conflict:
-    'This voice is already enrolled by another owner. If it is your voice, someone may have enrolled it without your consent: contact the operator of this service, quoting the request id below. Nothing of your recording was kept.',
+    'This voice is already enrolled by another owner. If it is your voice, someone may have enrolled it without your consent: dispute their enrollment with these recordings and your spoken consent. Nothing of your recording was kept.',
   consent_required: 'The biometric consent is missing or already used by another voice. Give your consent again and retry.',
   // The five checks of a spoken consent, each named (docs/DECISIONS.md#spoken-consent).
   consent_challenge_invalid:

@@ -15,18 +15,18 @@ const fetchReceipt = (checkId: string, waiting: () => void): Promise<AuditReceip
   api.audit.receipt(checkId, { waitMs: PENDING_WAIT_MS, onPending: waiting });
 
 /**
- * A "Receipt" button for one audit entry. It fetches the entry's receipt, checks it in this page
+ * A "Receipt" button for one audit entry (`what`: "entry 12", "the dispute"). It fetches the entry's receipt, checks it in this page
  * (`receiptProof`), says whether it holds, and offers the receipt as a JSON file exactly as the
  * service sent it.
  */
-export function receiptControl(checkId: string, seq: number): HTMLElement {
+export function receiptControl(checkId: string, what: string): HTMLElement {
   const area = h('div', { class: 'receipt', 'aria-live': 'polite' });
   const button = h(
     'button',
     {
       type: 'button',
       class: 'secondary small',
-      'aria-label': `Receipt of entry ${seq}`,
+      'aria-label': `Receipt of ${what}`,
       onclick: async () => {
         button.disabled = true;
         replace(area, h('span', { class: 'hint' }, 'Fetching the receipt…'));
@@ -41,7 +41,7 @@ export function receiptControl(checkId: string, seq: number): HTMLElement {
               download: `receipt-${checkId}.json`,
               class: 'receipt-download',
             },
-            `Download the receipt of entry ${seq} (JSON)`,
+            `Download the receipt of ${what} (JSON)`,
           );
           const { element: verdict } = await receiptProof(receipt, key);
           replace(area, verdict, download);

@@ -39,7 +39,7 @@ async function timeline(voiceId: string): Promise<HTMLElement> {
           ' ',
           auditEntryWords(entry),
           h('span', { class: 'hint' }, ` Check ${entry.check_id}, entry ${entry.seq}.`),
-          receiptControl(entry.check_id, entry.seq),
+          receiptControl(entry.check_id, `entry ${entry.seq}`),
         ),
       );
     }

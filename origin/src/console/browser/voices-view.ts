@@ -17,8 +17,48 @@ export async function allVoices(): Promise<Voice[]> {
   return voices;
 }
 
+/** Where a dispute of the owner's stands, in words (docs/OWNER-GUIDE.md#if-your-voice-is-enrolled-by-someone-else). */
+const DISPUTE_WORDS: Record<string, string> = {
+  open: 'open: the voice is held until an administrator decides',
+  cleared: 'cleared: the voice stays with its owner',
+  rejected: 'rejected: the disputed voice was erased',
+  transferred: 'transferred: the voice is yours now',
+  voice_deleted: 'ended: its owner erased the disputed voice',
+};
+
+/** The owner's disputes (the newest page): shown only when there are any. */
+async function disputesSection(): Promise<HTMLElement | null> {
+  const { disputes } = await api.voices.listDisputes({ limit: 100 });
+  if (disputes.length === 0) return null;
+  const rows = disputes.map((dispute) =>
+    h(
+      'tr',
+      {},
+      h('td', { 'data-label': 'Name' }, dispute.voice_id ? h('a', { href: `#/voices/${dispute.voice_id}` }, dispute.name) : dispute.name),
+      h('td', { 'data-label': 'Where it stands' }, DISPUTE_WORDS[dispute.status] ?? dispute.status),
+      h('td', { 'data-label': 'Opened' }, time(dispute.opened_at)),
+    ),
+  );
+  return h(
+    'section',
+    { 'aria-labelledby': 'disputes-title', id: 'disputes' },
+    h('h2', { id: 'disputes-title' }, 'Your disputes'),
+    h(
+      'table',
+      { class: 'stack' },
+      h('caption', { class: 'visually-hidden' }, 'Voices of other owners you disputed'),
+      h(
+        'thead',
+        {},
+        h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Where it stands'), h('th', { scope: 'col' }, 'Opened')),
+      ),
+      h('tbody', {}, ...rows),
+    ),
+  );
+}
+
 export async function renderVoices(root: HTMLElement): Promise<void> {
-  const voices = await allVoices();
+  const [voices, disputes] = await Promise.all([allVoices(), disputesSection()]);
   const rows = voices.map((voice) =>
     h(
       'tr',
@@ -53,5 +93,6 @@ export async function renderVoices(root: HTMLElement): Promise<void> {
           ),
           h('tbody', {}, ...rows),
         ),
+    disputes,
   );
 }
