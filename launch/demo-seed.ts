@@ -47,6 +47,8 @@ export interface DemoRequest {
 }
 
 export interface DemoSeed {
+  originUrl: string;
+  edgeUrl: string;
   platformName: string;
   apiKey: string;
   voiceId: string;
@@ -196,6 +198,8 @@ export async function seedDemo(options: SeedOptions): Promise<DemoSeed> {
   const gateUrl = `${options.edgeUrl}/api/v1/protect/pre-synthesis-check`;
   const headers = { 'content-type': 'application/json', 'x-api-key': apiKey };
   return {
+    originUrl: options.originUrl,
+    edgeUrl: options.edgeUrl,
     platformName: DEMO.platformName,
     apiKey,
     voiceId,
@@ -222,6 +226,10 @@ export function curlOf(request: DemoRequest): string {
   return `curl -s ${request.url} ${headers.join(' ')} -d '${body}'`;
 }
 
+/** One line a newcomer pastes before following the guides: the planes, the demo platform's key and name, the demo voice. */
+export const guideVariables = (seed: DemoSeed): string =>
+  `export ORIGIN=${seed.originUrl} EDGE=${seed.edgeUrl} KEY=${seed.apiKey} PLATFORM=${shellQuote(seed.platformName)} VOICE_ID=${seed.voiceId}`;
+
 /** The commands a newcomer pastes: one per outcome, the redemption using the approval's token. */
 export function demoInstructions(seed: DemoSeed): string {
   const byOutcome = Object.fromEntries(seed.requests.map((request) => [request.outcome, request]));
@@ -230,6 +238,8 @@ export function demoInstructions(seed: DemoSeed): string {
     `Demo platform "${seed.platformName}", API key ${seed.apiKey}; demo voice ${seed.voiceId} (synthesis consent active, licensed for ${DEMO.licensedUse}).`,
     `Owner console (/console at the origin): sign in as ${DEMO.ownerEmail} with the owner_password in demo.json.`,
     '',
+    "# The variables of the guides' shell blocks (docs/INTEGRATION.md, docs/OWNER-GUIDE.md):",
+    guideVariables(seed),
     `# approved (${DEMO.licensedUse} is licensed):`,
     curlOf(byOutcome.approved!),
     `# blocked (${DEMO.unlicensedUse} is outside the licence: scope_mismatch):`,
