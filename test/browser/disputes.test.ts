@@ -63,15 +63,13 @@ describe.skipIf(chromiumMissing)(`a voice dispute in the owner console${skipReas
     await page.getByRole('button', { name: 'Give consent' }).click();
     await page.getByText('Consent given (statement version').waitFor();
     await page.getByLabel('Voice name').fill('My own voice');
-    await page
-      .getByLabel('Or upload recordings')
-      .setInputFiles(
-        syntheticEnrollment(VOICE).map((clip, index) => ({
-          name: `take-${index + 1}.opus`,
-          mimeType: 'audio/ogg',
-          buffer: Buffer.from(clip),
-        })),
-      );
+    await page.getByLabel('Or upload recordings').setInputFiles(
+      syntheticEnrollment(VOICE).map((clip, index) => ({
+        name: `take-${index + 1}.opus`,
+        mimeType: 'audio/ogg',
+        buffer: Buffer.from(clip),
+      })),
+    );
     await page.locator('#speech-total[data-measuring="false"]').waitFor({ timeout: 60_000 });
     await page.getByLabel('Or upload a recording of it').setInputFiles({
       name: 'consent.wav',
