@@ -21,11 +21,27 @@ function sourceFileNames(directory: string): string[] {
 
 const notKebabCase = (paths: string[]) => paths.filter((path) => !KEBAB_CASE.test(path.split('/').pop()!));
 
+/**
+ * A test file is named after its subject (`disputes.test.ts`, `delivery.test.ts`) and holds that
+ * subject's cases of every kind, so nobody has to guess whether a refusal lives in `.errors` or
+ * `.security` (docs/ARCHITECTURE.md#tests).
+ */
+const NAMED_BY_KIND_OF_CASE = /\.(errors|security|happy|edge-cases|unit|integration)\.test\.ts$/;
+const namedByKindOfCase = (paths: string[]) => paths.filter((path) => NAMED_BY_KIND_OF_CASE.test(path));
+
 describe('source file names', () => {
   it('are kebab-case in every package', () => {
     const files = SOURCE_FOLDERS.flatMap((folder) => sourceFileNames(join(repositoryRoot, folder)));
     expect(files.length).toBeGreaterThan(300);
     expect(notKebabCase(files)).toEqual([]);
+  });
+
+  it('name a test file after its subject, not after a kind of case', () => {
+    const files = SOURCE_FOLDERS.flatMap((folder) => sourceFileNames(join(repositoryRoot, folder)));
+    expect(namedByKindOfCase(files)).toEqual([]);
+    expect(namedByKindOfCase(['origin/src/voices/voices.errors.test.ts', 'origin/src/webhooks/delivery.test.ts'])).toEqual([
+      'origin/src/voices/voices.errors.test.ts',
+    ]);
   });
 
   it('tell a PascalCase or camelCase name from a kebab-case one', () => {

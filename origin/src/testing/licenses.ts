@@ -9,9 +9,9 @@ import { insertTestVoice } from './voices.js';
 
 /**
  * The licence tests' origin, one per test file: importing this module starts it (beforeAll) with an
- * owner and two registered platforms, and closes it (afterAll). The tests are split by case, as
- * registry/licenses/licenses.test.ts (what works), licenses.errors.test.ts (what is refused) and
- * licenses.security.test.ts (who may).
+ * owner and two registered platforms, and closes it (afterAll). The tests are split by subject, as
+ * registry/licenses/licenses.test.ts (what works), validation.test.ts (what is refused) and
+ * owner-scoping.test.ts (whose licences a caller reaches).
  */
 export let origin: TestOrigin;
 export let owner: Awaited<ReturnType<typeof loggedIn>>;

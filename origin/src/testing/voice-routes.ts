@@ -11,9 +11,9 @@ import { audioForm, startTestEngine } from './voiceprint.js';
 /**
  * The voice routes' origin and voiceprint engine, one each per test file: importing this module
  * starts them (testing/voice-origin.ts: it also checks after each test that no response body or log
- * line held an embedding, deletes the voices, and closes them). The tests are split by case, as
- * voices/voices.test.ts (what works), voices.errors.test.ts (what is refused) and
- * voices.security.test.ts (who may, and identity conflicts). Row inserters every suite uses stay in
+ * line held an embedding, deletes the voices, and closes them). The tests are split by subject, as
+ * voices/voices.test.ts (what works), refusals.test.ts (what is refused),
+ * identity-and-access.test.ts (identity conflicts, and who may) and disputes.test.ts. Row inserters every suite uses stay in
  * testing/voices.ts, which starts nothing.
  */
 export let engine: VoiceprintEngine;

@@ -101,9 +101,9 @@ export const settings: WebhookSettings = webhookSettings({
 /**
  * The webhook tests' origin and receiver, one each per test file: importing this module starts them
  * (beforeAll), empties the receiver and cancels what is left to retry after each test, and closes
- * them (afterAll). The tests are split by case, as webhooks/webhooks.test.ts (what works),
- * webhooks.errors.test.ts (what is refused, and receivers or workers that fail) and
- * webhooks.security.test.ts (who may, where deliveries may go, secrets and tokens).
+ * them (afterAll). The tests are split by subject, as webhooks/webhooks.test.ts (what works),
+ * delivery.test.ts (retries, order, concurrency, receivers or workers that fail) and
+ * access-and-secrets.test.ts (who may, where deliveries may go, secrets and tokens).
  */
 export let origin: TestOrigin;
 export let receiver: Receiver;

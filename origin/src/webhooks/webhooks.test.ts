@@ -44,6 +44,16 @@ describe('POST /webhooks/register', () => {
     const response = await register(owner.accessToken, { url: 'https://public.example/hook', events: ['voice.deleted'] });
     expect(response.statusCode).toBe(201);
   });
+
+  it('takes voice.detected in either variant (screening sends it), and refuses the events only platforms receive', async () => {
+    const owner = await loggedIn(origin);
+    expect((await register(owner.accessToken, { url: receiver.url(), events: ['voice.detected', 'license.requested'] })).statusCode).toBe(
+      201,
+    );
+    const response = await register(owner.accessToken, { url: receiver.url(), events: ['license.granted'] });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors).toEqual([{ field: 'body.events', message: expect.stringContaining('only to platforms') }]);
+  });
 });
 
 describe('managing endpoints', () => {

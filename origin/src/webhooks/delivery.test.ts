@@ -6,19 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { webhookEndpoints } from '../db/schema.js';
 import { BackgroundLoop } from '../loops/background-loop.js';
 import { bearer, loggedIn } from '../testing/origin.js';
-import { deliveriesTo, deliverOnce, emit, history, origin, receiver, register, registered, workerFor } from '../testing/webhooks.js';
-
-describe('POST /webhooks/register', () => {
-  it('takes voice.detected in either variant (screening sends it), and refuses the events only platforms receive', async () => {
-    const owner = await loggedIn(origin);
-    expect((await register(owner.accessToken, { url: receiver.url(), events: ['voice.detected', 'license.requested'] })).statusCode).toBe(
-      201,
-    );
-    const response = await register(owner.accessToken, { url: receiver.url(), events: ['license.granted'] });
-    expect(response.statusCode).toBe(422);
-    expect(response.json().errors).toEqual([{ field: 'body.events', message: expect.stringContaining('only to platforms') }]);
-  });
-});
+import { deliveriesTo, deliverOnce, emit, history, origin, receiver, registered, workerFor } from '../testing/webhooks.js';
 
 describe('delivery', () => {
   it('retries a failing receiver and delivers each event once, with one webhook-id across attempts', async () => {
