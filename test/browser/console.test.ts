@@ -10,7 +10,16 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrolledVoice, json, post, type RunningService, registeredOwner, startService } from '../support/service.js';
 import { ENROLL_CLIPS, OTHER_SPEAKER_CLIPS } from '../support/speech.js';
-import { chromiumMissing, collectConsole, expectAccessible, FAKE_MICROPHONE, launchChromium, screenshot, skipReason } from './support.js';
+import {
+  chromiumMissing,
+  collectConsole,
+  expectAccessible,
+  FAKE_MICROPHONE,
+  launchChromium,
+  screenshot,
+  signIntoConsole,
+  skipReason,
+} from './support.js';
 
 const admin = { email: 'admin@console-e2e.example', password: 'console-e2e-admin-password' };
 const owner = { email: `owner-${randomUUID().slice(0, 8)}@console-e2e.example`, password: 'a long owner passphrase' };
@@ -540,11 +549,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
       context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
       page = await context.newPage();
       messages = await collectConsole(page);
-      await page.goto(`${service.originUrl}/console#/sign-in`);
-      await page.getByLabel('Email').first().fill(rerecorder.email);
-      await page.getByLabel('Password').first().fill(rerecorder.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('heading', { name: 'Your voices' }).waitFor();
+      await signIntoConsole(page, service.originUrl, rerecorder);
     }, 180_000);
 
     afterAll(async () => {
@@ -637,11 +642,7 @@ describe.skipIf(chromiumMissing)(`owner console in Chromium${skipReason}`, () =>
   it('ends a session whose refresh token was spent elsewhere, and says so', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(`${service.originUrl}/console#/sign-in`);
-    await page.getByLabel('Email').first().fill(owner.email);
-    await page.getByLabel('Password').first().fill(owner.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Your voices' }).waitFor();
+    await signIntoConsole(page, service.originUrl, owner);
     // Someone else redeems the tab's refresh token first (a stolen copy): the origin revokes the family.
     const stolen = await page.evaluate(() => sessionStorage.getItem('vip-console.refresh-token'));
     expect((await post(`${service.originUrl}/api/v1/auth/refresh`, { refresh_token: stolen })).status).toBe(200);

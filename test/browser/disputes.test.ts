@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syntheticConsent, syntheticEnrollment } from '../../origin/src/testing/synthetic-consent.js';
 import { enrolledVoice, json, post, type RunningService, registeredOwner, startService } from '../support/service.js';
-import { chromiumMissing, collectConsole, expectAccessible, launchChromium, screenshot, skipReason } from './support.js';
+import { chromiumMissing, collectConsole, expectAccessible, launchChromium, screenshot, signIntoConsole, skipReason } from './support.js';
 
 /**
  * A voice dispute in the owner console (issue 35, docs/OWNER-GUIDE.md#if-your-voice-is-enrolled-by-someone-else):
@@ -39,11 +39,7 @@ describe.skipIf(chromiumMissing)(`a voice dispute in the owner console${skipReas
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
     page = await context.newPage();
     messages = await collectConsole(page);
-    await page.goto(`${service.originUrl}/console#/sign-in`);
-    await page.getByLabel('Email').first().fill(claimant.email);
-    await page.getByLabel('Password').first().fill(claimant.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Your voices' }).waitFor();
+    await signIntoConsole(page, service.originUrl, claimant);
   }, 180_000);
 
   afterAll(async () => {

@@ -17,7 +17,16 @@ import {
 } from '../../origin/src/testing/synthetic-consent.js';
 import { enrolledVoice, json, post, type RunningService, registeredOwner, startService } from '../support/service.js';
 import { ENROLL_CLIPS } from '../support/speech.js';
-import { chromiumMissing, collectConsole, expectAccessible, FAKE_MICROPHONE, launchChromium, screenshot, skipReason } from './support.js';
+import {
+  chromiumMissing,
+  collectConsole,
+  expectAccessible,
+  FAKE_MICROPHONE,
+  launchChromium,
+  screenshot,
+  signIntoConsole,
+  skipReason,
+} from './support.js';
 
 /**
  * The spoken consent in the owner console (issue 26): the statement and phrase of a fresh challenge,
@@ -48,11 +57,7 @@ describe.skipIf(chromiumMissing)(`spoken consent in the owner console${skipReaso
   async function signedInPage(context: BrowserContext, who = owner): Promise<{ page: Page; messages: string[] }> {
     const page = await context.newPage();
     const messages = await collectConsole(page);
-    await page.goto(`${service.originUrl}/console#/sign-in`);
-    await page.getByLabel('Email').first().fill(who.email);
-    await page.getByLabel('Password').first().fill(who.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Your voices' }).waitFor();
+    await signIntoConsole(page, service.originUrl, who);
     return { page, messages };
   }
 

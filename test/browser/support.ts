@@ -121,3 +121,12 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
+
+/** Signs `who` into the owner console at `originUrl` and waits for their voice list. */
+export async function signIntoConsole(page: Page, originUrl: string, who: { email: string; password: string }): Promise<void> {
+  await page.goto(`${originUrl}/console#/sign-in`);
+  await page.getByLabel('Email').first().fill(who.email);
+  await page.getByLabel('Password').first().fill(who.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Your voices' }).waitFor();
+}

@@ -1,12 +1,4 @@
-import {
-  auditCaller,
-  buildAuditRecord,
-  type DisputeStatus,
-  enrollFieldsSchema,
-  type listVoiceDisputesQuerySchema,
-  ProblemError,
-  validationProblem,
-} from '@vip/shared-schema';
+import { auditCaller, buildAuditRecord, type DisputeStatus, type listVoiceDisputesQuerySchema, ProblemError } from '@vip/shared-schema';
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/index.js';
 import type { Principal } from '../auth/index.js';
@@ -22,7 +14,7 @@ import type { Runtime } from '../runtime.js';
 import type { SpokenConsentService } from '../spoken-consent/index.js';
 import * as store from '../voice-records/store.js';
 import type { VoiceprintEngine } from '../voiceprint/index.js';
-import { audioFilesOf, summarizeQuality } from './uploads.js';
+import { enrollmentFormOf, summarizeQuality } from './uploads.js';
 
 /**
  * Voice disputes (docs/DECISIONS.md#voice-disputes): the way back for a person whose voice another
@@ -49,11 +41,7 @@ export class VoiceDisputeService {
     const { db, runtime, spokenConsent } = this.deps;
     const engine = this.deps.engine;
     if (!engine) throw new ProblemError('unavailable', 'This process has no voiceprint engine.');
-    const { challenge_id: _challengeId, ...fields } = Object.fromEntries(form.fields);
-    const parsed = enrollFieldsSchema.safeParse(fields);
-    if (!parsed.success) throw validationProblem(parsed.error.issues, 'body');
-    const files = audioFilesOf(form);
-    const { name, consent_id: consentId } = parsed.data;
+    const { name, consentId, files } = enrollmentFormOf(form);
     usableConsent(await findConsent(db, consentId), principal.userId);
     const spoken = await spokenConsent.submissionOf(principal, form, 'required');
 

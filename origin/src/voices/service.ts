@@ -1,11 +1,4 @@
-import {
-  AUDIO_PROBLEM_CODES,
-  enrollFieldsSchema,
-  type listVoicesQuerySchema,
-  ProblemError,
-  type RecordingMeasurements,
-  validationProblem,
-} from '@vip/shared-schema';
+import { AUDIO_PROBLEM_CODES, type listVoicesQuerySchema, ProblemError, type RecordingMeasurements } from '@vip/shared-schema';
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/index.js';
 import type { Principal } from '../auth/index.js';
@@ -24,7 +17,7 @@ import type { EnrollmentResult, VoiceprintEngine } from '../voiceprint/index.js'
 import { voiceAuditRecord } from './audit-records.js';
 import { eraseVoice } from './erase.js';
 import { holdForReview } from './reviews.js';
-import { audioFilesOf, summarizeQuality } from './uploads.js';
+import { audioFilesOf, enrollmentFormOf, summarizeQuality } from './uploads.js';
 
 export interface VoiceServiceDeps {
   db: Database;
@@ -48,12 +41,7 @@ export class VoiceService {
     const engine = this.engineOrUnavailable();
     // Enrolling without any consent is a step skipped, not a malformed field: the answer says which step.
     if (!form.fields.has('consent_id')) throw consentRequired('An enrollment needs a biometric consent_id.');
-    // challenge_id belongs to the spoken consent, which checks it (spoken-consent/service.ts).
-    const { challenge_id: _challengeId, ...fields } = Object.fromEntries(form.fields);
-    const parsed = enrollFieldsSchema.safeParse(fields);
-    if (!parsed.success) throw validationProblem(parsed.error.issues, 'body');
-    const files = audioFilesOf(form);
-    const { name, consent_id: consentId } = parsed.data;
+    const { name, consentId, files } = enrollmentFormOf(form);
     // Checked before the audio is processed, and again under lock when the voice is stored.
     usableConsent(await findConsent(db, consentId), principal.userId);
     const spoken = await this.deps.spokenConsent.submissionOf(principal, form);

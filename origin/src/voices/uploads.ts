@@ -1,6 +1,17 @@
-import { ProblemError, qualityWarnings } from '@vip/shared-schema';
+import { enrollFieldsSchema, ProblemError, qualityWarnings, validationProblem } from '@vip/shared-schema';
 import type { MultipartForm, UploadedFile } from '../http/multipart-form.js';
 import type { EmbedFileResult } from '../voiceprint/index.js';
+
+/**
+ * The name, biometric consent and recordings of an enrollment or dispute form. `challenge_id` belongs
+ * to the spoken consent, which checks it (spoken-consent/service.ts).
+ */
+export function enrollmentFormOf(form: MultipartForm) {
+  const { challenge_id: _challengeId, ...fields } = Object.fromEntries(form.fields);
+  const parsed = enrollFieldsSchema.safeParse(fields);
+  if (!parsed.success) throw validationProblem(parsed.error.issues, 'body');
+  return { name: parsed.data.name, consentId: parsed.data.consent_id, files: audioFilesOf(form) };
+}
 
 /** The recordings of an enrollment, re-enrollment or dispute form: at least one. */
 export function audioFilesOf(form: MultipartForm): UploadedFile[] {
