@@ -1,7 +1,14 @@
-import { auditCaller, buildAuditRecord, type DisputeStatus, type listVoiceDisputesQuerySchema, ProblemError } from '@vip/shared-schema';
+import {
+  type AuditActor,
+  auditCaller,
+  buildAuditRecord,
+  type DisputeStatus,
+  type listVoiceDisputesQuerySchema,
+  ProblemError,
+} from '@vip/shared-schema';
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/index.js';
-import type { Principal } from '../auth/index.js';
+import { actorOf, type Principal } from '../auth/index.js';
 import { attachConsentToVoice, findConsent, lockConsent, usableConsent } from '../biometric-consent/index.js';
 import type { Database, Executor } from '../db/client.js';
 import type { VoiceDisputeRow } from '../db/schema.js';
@@ -99,7 +106,7 @@ export class VoiceDisputeService {
       await queueAuditRecords(
         tx,
         [
-          disputeAuditRecord('opened', null, opened.id, { type: 'user', userId: principal.userId }, opened.checkId, now),
+          disputeAuditRecord('opened', null, opened.id, actorOf(principal), opened.checkId, now),
           disputeAuditRecord('opened', voice.id, 'disputed_voice', { type: 'system' }, runtime.newId(), now),
         ],
         now,
@@ -186,15 +193,11 @@ export async function enrollClaimant(
     tx,
     { recording: { bytes: dispute.recording, filename: dispute.recordingFilename ?? 'spoken-consent' }, evidence: dispute.spokenEvidence },
     voice.id,
-    { type: 'user', userId: admin.userId },
+    actorOf(admin),
     now,
   );
   const checkId = runtime.newId();
-  await queueAuditRecords(
-    tx,
-    [disputeAuditRecord('transferred', voice.id, 'claimant', { type: 'user', userId: admin.userId }, checkId, now)],
-    now,
-  );
+  await queueAuditRecords(tx, [disputeAuditRecord('transferred', voice.id, 'claimant', actorOf(admin), checkId, now)], now);
   // The new voice answers blocked/no_consent at the gate until its owner grants synthesis consent.
   await publishToEdgeIndex(tx, voice.id, now);
   return { voiceId: voice.id, checkId };
@@ -210,7 +213,7 @@ export function disputeAuditRecord(
   action: Exclude<DisputeAction, 'voice_deleted'>,
   voiceId: string | null,
   reason: string,
-  actor: { type: 'user'; userId: string } | { type: 'system' },
+  actor: AuditActor,
   checkId: string,
   now: Date,
 ) {

@@ -1,7 +1,7 @@
 import { auditCaller, buildAuditRecord, type listVoiceReviewsQuerySchema, ProblemError, type ReviewDecision } from '@vip/shared-schema';
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/index.js';
-import type { Principal } from '../auth/index.js';
+import { actorOf, type Principal } from '../auth/index.js';
 import type { Database, Executor } from '../db/client.js';
 import type { VoiceDisputeRow, VoiceRow } from '../db/schema.js';
 import { recordEvent } from '../events/index.js';
@@ -145,10 +145,9 @@ export class VoiceReviewService {
     now: Date,
   ) {
     const { runtime } = this.deps;
-    const admin = { type: 'user' as const, userId: principal.userId };
     const checkId = runtime.newId();
     const record = (action: 'cleared' | 'rejected' | 'transferred') =>
-      queueAuditRecords(tx, [disputeAuditRecord(action, voice.id, 'disputed_voice', admin, checkId, now)], now);
+      queueAuditRecords(tx, [disputeAuditRecord(action, voice.id, 'disputed_voice', actorOf(principal), checkId, now)], now);
     const tellOwner = (type: 'voice.review_cleared' | 'voice.review_rejected') =>
       recordEvent(tx, { type, voiceId: voice.id, ownerId: voice.ownerId, fields: { role: 'disputed_voice' } }, now);
     if (decision === 'clear') {
