@@ -357,15 +357,34 @@ describe('POST /api/v1/voices/enroll with a spoken consent', () => {
  */
 const SWAPPED_WORD_CAUGHT: SyntheticVoice = 'flite-kal16';
 
+/**
+ * Digits the decoder mishears in a voice's committed recordings: festival's "two" comes back "zero"
+ * (docs/DECISIONS.md#spoken-consent-statement-spoken-en-3). A phrase with
+ * more of them than the setting lets go wrong fails for the fixture, not for the service, so the test
+ * asks for challenges until the origin draws one without.
+ */
+const MISHEARD_DIGITS: Partial<Record<SyntheticVoice, readonly string[]>> = { 'festival-slt-hts': ['two'] };
+
 describe('spoken-en-3 read by voices no corpus speaker has (flite and festival, fixtures/spoken-consent/synthetic/)', () => {
   const voicesRead = Object.keys(SYNTHETIC_VOICES) as SyntheticVoice[];
+
+  /** A challenge the origin drew whose phrase the voice's recordings can read within the setting. */
+  async function readableChallenge(owner: Owner, voice: SyntheticVoice) {
+    const misheard = MISHEARD_DIGITS[voice] ?? [];
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const issued = await challenge(owner);
+      const wrong = issued.phrase.split(' ').filter((word) => misheard.includes(word)).length;
+      if (wrong <= CORPUS_SPEAKERS_SPOKEN_CONSENT.phraseMaxWrongWords) return issued;
+    }
+    throw new Error(`no phrase ${voice} can read came in 20 draws`);
+  }
 
   it.each(voicesRead)(
     'enrolls %s with the statement and the phrase the origin drew, checked against its own enrollment',
     async (voice) => {
       const owner = await loggedIn(origin);
       const consentId = await grantBiometricConsent(owner);
-      const issued = await challenge(owner);
+      const issued = await readableChallenge(owner, voice);
       expect(issued).toMatchObject({ statement: SPOKEN_CONSENT_STATEMENT.text, statement_version: 'spoken-en-3' });
       const answer = await enroll(
         owner,
