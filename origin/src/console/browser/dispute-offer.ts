@@ -5,25 +5,31 @@ import { receiptControl } from './receipt.js';
 import { api } from './session.js';
 
 /**
- * What an enrollment refused as another owner's voice (409 identity_conflict) offers: a dispute
- * with the same recordings, name, biometric consent and spoken consent (its challenge is still
- * unspent: the refusal kept nothing), docs/OWNER-GUIDE.md#if-your-voice-is-enrolled-by-someone-else.
- * `form` is null when no spoken consent was recorded; `opened` runs once the dispute is filed.
+ * What an enrollment refused as another owner's voice (409 identity_conflict), or held because it
+ * sounds like one, offers: a dispute of that voice with the same recordings and name
+ * (docs/OWNER-GUIDE.md#if-your-voice-is-enrolled-by-someone-else). `form` reads the page when the
+ * button is pressed: null while a biometric consent or a spoken consent of the phrase shown is
+ * missing. `opened` runs once the dispute is filed.
  */
-export function disputeOffer(form: DisputeInput | null, opened: () => void): HTMLElement {
+export function disputeOffer(form: () => DisputeInput | null, opened: () => void): HTMLElement {
   const result = h('div', { id: 'dispute-result' });
   const button = h('button', { type: 'button', id: 'dispute' }, 'Dispute it: this is my voice');
   button.addEventListener('click', async () => {
-    if (!form) {
+    const filled = form();
+    if (!filled) {
       return replace(
         result,
-        h('div', { class: 'notice error', role: 'alert' }, 'A dispute needs your spoken consent: record it in step 4, then enroll again.'),
+        h(
+          'div',
+          { class: 'notice error', role: 'alert' },
+          'A dispute needs your biometric consent (step 1) and your spoken consent of the phrase shown (step 4): give them, then press the button again.',
+        ),
       );
     }
     button.disabled = true;
     replace(result, h('p', { role: 'status' }, 'Sending the dispute: the service checks your spoken consent…'));
     try {
-      const dispute = await api.voices.dispute(form);
+      const dispute = await api.voices.dispute(filled);
       opened();
       button.remove();
       replace(
@@ -47,7 +53,7 @@ export function disputeOffer(form: DisputeInput | null, opened: () => void): HTM
     h(
       'p',
       {},
-      'Send the same recordings and spoken consent as a dispute. An administrator then decides whether the voice stays with its owner, is erased, or becomes yours.',
+      'If another owner enrolled your voice without your consent, dispute it with these recordings and your spoken consent. An administrator then decides whether that voice stays with its owner, is erased, or becomes yours.',
     ),
     button,
     result,

@@ -69,6 +69,8 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
   const recordings = recordingsPanel();
   const spokenConsent = spokenConsentPanel();
   const result = h('div', { id: 'enroll-result' });
+  // Apart from the result, so that giving the consent a dispute needs does not clear the offer with the old notices.
+  const disputeSlot = h('div', { id: 'dispute-slot' });
   const drawConsent = (): void =>
     replace(
       consentSlot,
@@ -80,6 +82,26 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
     );
 
   const nameInput = h('input', { id: 'voice-name', name: 'name', required: true, maxlength: 100, autocomplete: 'off' });
+  /**
+   * A dispute of the other owner's voice with these takes, read when its button is pressed: after a
+   * 409 the consent and the spoken consent of the refused enrollment are still unused; after a held
+   * enrollment the page asks for new ones first.
+   */
+  const offerDispute = (files: File[]) =>
+    disputeOffer(
+      () => {
+        const spoken = spokenConsent.submission();
+        return consent && spoken
+          ? { name: nameInput.value.trim(), consent_id: consent.consentId, audio: files, spoken_consent: spoken }
+          : null;
+      },
+      () => {
+        // The dispute spent the challenge, and holds the consent for the voice it may become.
+        spokenConsent.used();
+        consent = null;
+        drawConsent();
+      },
+    );
   const enrollButton = h('button', { type: 'button', id: 'enroll' }, 'Enroll this voice');
   enrollButton.addEventListener('click', async () => {
     const files = recordings.files();
@@ -91,6 +113,7 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
     if (files.length === 0)
       return replace(result, h('div', { class: 'notice error', role: 'alert' }, 'Record a take or choose a file (step 3).'));
     enrollButton.disabled = true;
+    replace(disputeSlot);
     replace(result, h('p', { role: 'status' }, 'Enrolling: the service is measuring your recordings…'));
     // Sent when the owner recorded one; whether an enrollment without one is taken is the service's setting, and its refusal says so.
     const spoken = spokenConsent.submission();
@@ -114,21 +137,13 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
         qualityTable(voice.quality),
         h('p', {}, h('a', { href: `#/voices/${voice.voice_id}`, id: 'open-voice' }, `Open ${voice.name}: consent and licences`)),
       );
+      // Held because it sounds like another owner's voice: if that voice was taken from this person, they can say so.
+      if (voice.status === 'pending_review') replace(disputeSlot, offerDispute(files));
       result.querySelector('a')?.focus();
     } catch (error) {
       replace(result, errorNotice(error));
       spokenConsent.refused(error);
-      if (error instanceof ProblemError && error.code === 'identity_conflict' && consent) {
-        const form = spoken && { name: nameInput.value.trim(), consent_id: consent.consentId, audio: files, spoken_consent: spoken };
-        result.append(
-          disputeOffer(form, () => {
-            // The dispute spent the challenge, and holds the consent for the voice it may become.
-            spokenConsent.used();
-            consent = null;
-            drawConsent();
-          }),
-        );
-      }
+      if (error instanceof ProblemError && error.code === 'identity_conflict') replace(disputeSlot, offerDispute(files));
     } finally {
       enrollButton.disabled = false;
     }
@@ -163,7 +178,14 @@ export async function renderEnroll(root: HTMLElement): Promise<void> {
       h('h2', { id: 'spoken-consent-title' }, '4. Spoken consent'),
       spokenConsent.element,
     ),
-    h('section', { class: 'card', 'aria-labelledby': 'enroll-title' }, h('h2', { id: 'enroll-title' }, '5. Enroll'), enrollButton, result),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'enroll-title' },
+      h('h2', { id: 'enroll-title' }, '5. Enroll'),
+      enrollButton,
+      result,
+      disputeSlot,
+    ),
   );
   drawConsent();
 }
