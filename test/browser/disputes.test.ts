@@ -172,7 +172,7 @@ describe.skipIf(chromiumMissing)(`a voice dispute in the owner console, from an 
   let browser: Browser;
 
   beforeAll(async () => {
-    // The default points: a copy is held for an administrator, not refused.
+    // The default points: other recordings of an enrolled voice are held for an administrator, not refused.
     [service, browser] = await Promise.all([
       startService({ env: { ADMIN_EMAIL: admin.email, ADMIN_PASSWORD: admin.password } }),
       launchChromium(),
