@@ -66,12 +66,16 @@ export const consentRequired = (why: string) =>
       'then send the consent_id it answers as a form field of this enrollment. Each consent serves one enrollment.',
   );
 
+/** A biometric consent `ownerId` granted that no voice has used yet. */
+export const isUnusedConsentOf = (consent: ConsentRow | null, ownerId: string): consent is ConsentRow =>
+  consent !== null && consent.ownerId === ownerId && consent.voiceId === null;
+
 /**
  * An enrollment may go ahead on a biometric consent the caller granted and no voice has used yet.
  * A missing, foreign or spent consent answer alike, so consent ids cannot be probed.
  */
 export function usableConsent(consent: ConsentRow | null, ownerId: string): ConsentRow {
-  if (!consent || consent.ownerId !== ownerId || consent.voiceId !== null) {
+  if (!isUnusedConsentOf(consent, ownerId)) {
     throw consentRequired('This consent_id is not an unused biometric consent of yours.');
   }
   return consent;

@@ -6,7 +6,7 @@
  * on the voices domain, which sits above them all.
  */
 import type { ConsentStatus, DisputeStatus, VoiceStatus } from '@vip/shared-schema';
-import { and, asc, desc, eq, gt, inArray, ne, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, inArray, ne, type SQL, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Executor } from '../db/client.js';
 import { DatabaseUnavailableError, databaseFailure } from '../db/errors.js';
@@ -302,25 +302,19 @@ export async function insertDispute(
   return row!;
 }
 
-/** The open dispute of a voice, locked for the rest of the transaction, or null. */
-export async function lockOpenDisputeOfVoice(db: Executor, voiceId: string): Promise<VoiceDisputeRow | null> {
-  const [row] = await db
-    .select()
-    .from(voiceDisputes)
-    .where(and(eq(voiceDisputes.voiceId, voiceId), eq(voiceDisputes.status, 'open')))
-    .for('update');
-  return row ?? null;
-}
+/** An open dispute as a decision reads it: the claimant's voiceprint as numbers, null once erased. */
+export type OpenDispute = Omit<VoiceDisputeRow, 'embedding'> & { embedding: Float32Array | null };
 
-/** The claimant's voiceprint of an open dispute (the caller holds its lock). */
-export async function findDisputeEmbedding(db: Executor, disputeId: string): Promise<Float32Array | null> {
+/** The open dispute of a voice, locked for the rest of the transaction, or null. */
+export async function lockOpenDisputeOfVoice(db: Executor, voiceId: string): Promise<OpenDispute | null> {
   const [row] = await withoutVectorsInErrors(() =>
     db
-      .select({ text: sql<string | null>`${voiceDisputes.embedding}::text` })
+      .select({ ...getTableColumns(voiceDisputes), embedding: sql<string | null>`${voiceDisputes.embedding}::text` })
       .from(voiceDisputes)
-      .where(eq(voiceDisputes.id, disputeId)),
+      .where(and(eq(voiceDisputes.voiceId, voiceId), eq(voiceDisputes.status, 'open')))
+      .for('update'),
   );
-  return row?.text ? parseVectorText(row.text) : null;
+  return row ? { ...row, embedding: row.embedding === null ? null : parseVectorText(row.embedding) } : null;
 }
 
 /** The claimant's disputes, newest first; `after` is the last row of the previous page. */

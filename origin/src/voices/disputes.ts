@@ -9,7 +9,7 @@ import {
 import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/index.js';
 import { actorOf, type Principal } from '../auth/index.js';
-import { attachConsentToVoice, findConsent, lockConsent, usableConsent } from '../biometric-consent/index.js';
+import { attachConsentToVoice, findConsent, isUnusedConsentOf, lockConsent, usableConsent } from '../biometric-consent/index.js';
 import type { Database, Executor } from '../db/client.js';
 import type { VoiceDisputeRow } from '../db/schema.js';
 import { recordEvent } from '../events/index.js';
@@ -163,19 +163,18 @@ export async function enrollClaimant(
   tx: Executor,
   runtime: Runtime,
   spokenConsent: SpokenConsentService,
-  dispute: VoiceDisputeRow,
+  dispute: store.OpenDispute,
   admin: Principal,
   now: Date,
 ): Promise<{ voiceId: string; checkId: string }> {
-  const consent = await lockConsent(tx, dispute.consentId);
-  if (!consent || consent.ownerId !== dispute.claimantId || consent.voiceId !== null) {
+  if (!isUnusedConsentOf(await lockConsent(tx, dispute.consentId), dispute.claimantId)) {
     throw new ProblemError(
       'conflict',
       "The claimant's biometric consent was used for another voice since the dispute was opened, so the voice cannot be transferred: clear or reject it, and the claimant can dispute or enroll again.",
     );
   }
-  const embedding = await store.findDisputeEmbedding(tx, dispute.id);
-  if (!embedding || !dispute.recording) throw new Error(`open dispute ${dispute.id} has lost its voiceprint`);
+  const { embedding, recording } = dispute;
+  if (!embedding || !recording) throw new Error(`open dispute ${dispute.id} has lost its voiceprint`);
   const voice = await store.insertVoice(tx, {
     id: runtime.newId(),
     ownerId: dispute.claimantId,
@@ -191,7 +190,7 @@ export async function enrollClaimant(
   await attachConsentToVoice(tx, dispute.consentId, voice.id);
   await spokenConsent.keepWithVoice(
     tx,
-    { recording: { bytes: dispute.recording, filename: dispute.recordingFilename ?? 'spoken-consent' }, evidence: dispute.spokenEvidence },
+    { recording: { bytes: recording, filename: dispute.recordingFilename ?? 'spoken-consent' }, evidence: dispute.spokenEvidence },
     voice.id,
     actorOf(admin),
     now,

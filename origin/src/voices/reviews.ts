@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { queueAuditRecords } from '../audit/index.js';
 import { actorOf, type Principal } from '../auth/index.js';
 import type { Database, Executor } from '../db/client.js';
-import type { VoiceDisputeRow, VoiceRow } from '../db/schema.js';
+import type { VoiceRow } from '../db/schema.js';
 import { recordEvent } from '../events/index.js';
 import { decodeCursor, encodeCursor, keysetPage } from '../http/cursor.js';
 import type { WakeSignal } from '../loops/wake-signal.js';
@@ -115,11 +115,8 @@ export class VoiceReviewService {
       const held = { voiceId: voice.id, ownerId: voice.ownerId };
       const matched = await store.findMatchedVoice(tx, voiceId);
       if (decision === 'clear') {
-        await store.setVoiceStatus(tx, voiceId, 'ready', now);
-        await store.deleteReview(tx, voiceId);
+        await releaseHold(tx, voiceId, now);
         const checkId = await tellBothOwners(tx, runtime, 'cleared', held, matched, principal, now);
-        // A re-enrolled voice held with consent and licences gets them back at the edge.
-        await publishToEdgeIndex(tx, voiceId, now);
         return { status: 'ready' as const, transferred_voice_id: null, check_id: checkId };
       }
       const checkId = await tellBothOwners(tx, runtime, 'rejected', held, matched, principal, now);
@@ -139,7 +136,7 @@ export class VoiceReviewService {
   private async decideDispute(
     tx: Executor,
     voice: VoiceRow,
-    dispute: VoiceDisputeRow,
+    dispute: store.OpenDispute,
     decision: ReviewDecision,
     principal: Principal,
     now: Date,
@@ -151,12 +148,10 @@ export class VoiceReviewService {
     const tellOwner = (type: 'voice.review_cleared' | 'voice.review_rejected') =>
       recordEvent(tx, { type, voiceId: voice.id, ownerId: voice.ownerId, fields: { role: 'disputed_voice' } }, now);
     if (decision === 'clear') {
-      await store.setVoiceStatus(tx, voice.id, 'ready', now);
-      await store.deleteReview(tx, voice.id);
+      await releaseHold(tx, voice.id, now);
       await closeDispute(tx, voice.id, 'cleared', now);
       await tellOwner('voice.review_cleared');
       await record('cleared');
-      await publishToEdgeIndex(tx, voice.id, now);
       return { status: 'ready' as const, transferred_voice_id: null, check_id: checkId };
     }
     const transferred =
@@ -169,6 +164,16 @@ export class VoiceReviewService {
       ? { status: 'transferred' as const, transferred_voice_id: transferred.voiceId, check_id: checkId }
       : { status: 'rejected' as const, transferred_voice_id: null, check_id: checkId };
   }
+}
+
+/**
+ * A cleared voice: `ready` again, its hold gone, and published so that a voice held with consent and
+ * licences (a re-enrollment, a disputed voice) gets them back at the edge.
+ */
+async function releaseHold(tx: Executor, voiceId: string, now: Date): Promise<void> {
+  await store.setVoiceStatus(tx, voiceId, 'ready', now);
+  await store.deleteReview(tx, voiceId);
+  await publishToEdgeIndex(tx, voiceId, now);
 }
 
 /**
