@@ -5,10 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIOMETRIC_CONSENT_STATEMENT, type IntendedUse } from '@vip/shared-schema';
+import type { IntendedUse } from '@vip/shared-schema';
 import { createGateClient, createOriginClient, isApproved, ProblemError } from '@vip/shared-schema/client';
 import { DEFAULT_ADMIN_EMAIL, isLoopbackUrl } from '../origin/src/config.js';
-import { syntheticConsent, syntheticEnrollment } from '../origin/src/testing/synthetic-consent.js';
+import { enrollSyntheticVoice } from '../origin/src/testing/synthetic-consent.js';
 import { planeSettings } from './plane-settings.js';
 
 export const DEMO = {
@@ -151,22 +151,7 @@ export async function seedDemo(options: SeedOptions): Promise<DemoSeed> {
 
   // The voice, enrolled from committed speech under a biometric consent and its spoken consent.
   const existingVoice = (await asOwner.voices.list()).voices.find((voice) => voice.name === DEMO.voiceName);
-  let voiceId = existingVoice?.voice_id;
-  if (!voiceId) {
-    const consent = await asOwner.biometricConsent.grant({
-      type: 'biometric',
-      statement_version: BIOMETRIC_CONSENT_STATEMENT.version,
-      accepted: true,
-    });
-    const audio = syntheticEnrollment(DEMO.voice).map((data, index) => ({ data, filename: `enroll-${index + 1}.opus` }));
-    // Each digit is recorded alone, so whatever phrase the origin draws can be read.
-    const challenge = await asOwner.spokenConsent.challenge();
-    const spoken_consent = {
-      challenge_id: challenge.challenge_id,
-      recording: { data: await syntheticConsent(DEMO.voice, challenge.phrase), filename: 'spoken-consent.wav', type: 'audio/wav' },
-    };
-    voiceId = (await asOwner.voices.enroll({ name: DEMO.voiceName, consent_id: consent.consent_id, audio, spoken_consent })).voice_id;
-  }
+  const voiceId = existingVoice?.voice_id ?? (await enrollSyntheticVoice(asOwner, DEMO.voice, DEMO.voiceName)).voice_id;
 
   // Synthesis consent and a year's licence for the platform's audiobooks.
   await asOwner.synthesisConsent.set(voiceId, 'active');

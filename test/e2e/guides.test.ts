@@ -1,15 +1,20 @@
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIOMETRIC_CONSENT_STATEMENT, limits } from '@vip/shared-schema';
+import { BIOMETRIC_CONSENT_STATEMENT } from '@vip/shared-schema';
 import { createOriginClient } from '@vip/shared-schema/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ADMIN_EMAIL } from '../../origin/src/config.js';
 import { pcm16Wav } from '../../origin/src/testing/fixtures.js';
 import { goMissing } from '../../origin/src/testing/go-verifier.js';
 import { joined } from '../../origin/src/testing/recorded-consent.js';
-import { type SyntheticVoice, syntheticConsent, syntheticEnrollment } from '../../origin/src/testing/synthetic-consent.js';
-import { decodeAudio } from '../../origin/src/voiceprint/decode.js';
+import {
+  enrollSyntheticVoice,
+  type SyntheticVoice,
+  syntheticConsent,
+  syntheticEnrollment,
+  syntheticEnrollmentSamples,
+} from '../../origin/src/testing/synthetic-consent.js';
 import { startWebhookReceiver } from '../support/receiver.js';
 import { repositoryRoot } from '../support/repository.js';
 import { eventually, type RunningService, startService } from '../support/service.js';
@@ -34,10 +39,6 @@ const RUN_ELSEWHERE: Record<string, string> = {
     'INTEGRATION.md section 9: test/client-package/install.test.ts packs the client and installs the tarball into a new project, as the block does, from the npm cache',
 };
 const runElsewhere = (block: ShellBlock) => Object.keys(RUN_ELSEWHERE).find((marker) => block.text.includes(marker));
-
-const samplesOf = async (recording: Uint8Array) =>
-  (await decodeAudio(recording, { maxBytes: limits.audioMaxBytes, maxSeconds: 60, minSeconds: 0 })).samples;
-const decodedWav = async (recording: Uint8Array) => pcm16Wav(await samplesOf(recording));
 
 describe('the guides’ shell blocks, run as written against `npm start -- --demo`', () => {
   let service: RunningService;
@@ -118,7 +119,8 @@ describe('the guides’ shell blocks, run as written against `npm start -- --dem
     const ran = await follow('docs/INTEGRATION.md', {
       before: async (block) => {
         // What the platform synthesized (section 13): speech of the demo voice.
-        if (block.text.includes('provenance/verify')) hand('synthesized.wav', await decodedWav(demoVoice[2]!));
+        if (block.text.includes('provenance/verify'))
+          hand('synthesized.wav', pcm16Wav((await syntheticEnrollmentSamples('flite-awb'))[2]!));
       },
     });
     expect(ran.length).toBeGreaterThanOrEqual(11);
@@ -136,13 +138,13 @@ describe('the guides’ shell blocks, run as written against `npm start -- --dem
     const disputed: SyntheticVoice = 'flite-rms';
     // The speaker's seven sentences as three takes, the first two holding the 10 s a re-recording needs.
     const takes = async (speaker: SyntheticVoice) => {
-      const clips = await Promise.all(syntheticEnrollment(speaker).map(samplesOf));
+      const clips = await syntheticEnrollmentSamples(speaker);
       hand('take1.wav', pcm16Wav(joined(clips.slice(0, 3))));
       hand('take2.wav', pcm16Wav(joined(clips.slice(3, 6))));
       hand('take3.wav', pcm16Wav(joined(clips.slice(6))));
     };
     await takes(ana);
-    hand('suspicious-clip.wav', await decodedWav(syntheticEnrollment(ana)[6]!));
+    hand('suspicious-clip.wav', pcm16Wav((await syntheticEnrollmentSamples(ana))[6]!));
     const origin = service.originUrl;
     const asAdmin = createOriginClient({
       baseUrl: origin,
@@ -162,21 +164,7 @@ describe('the guides’ shell blocks, run as written against `npm start -- --dem
             baseUrl: origin,
             bearerToken: (await createOriginClient({ baseUrl: origin }).auth.login(thief)).access_token,
           });
-          const consent = await asThief.biometricConsent.grant({
-            type: 'biometric',
-            statement_version: BIOMETRIC_CONSENT_STATEMENT.version,
-            accepted: true,
-          });
-          const challenge = await asThief.spokenConsent.challenge();
-          await asThief.voices.enroll({
-            name: 'Not theirs',
-            consent_id: consent.consent_id,
-            audio: syntheticEnrollment(disputed).map((data, index) => ({ data, filename: `clip-${index}.opus` })),
-            spoken_consent: {
-              challenge_id: challenge.challenge_id,
-              recording: { data: await syntheticConsent(disputed, challenge.phrase), filename: 'consent.wav', type: 'audio/wav' },
-            },
-          });
+          await enrollSyntheticVoice(asThief, disputed, 'Not theirs');
           const asReader = createOriginClient({ baseUrl: origin, bearerToken: session.variable('TOKEN') });
           session.set(
             'CONSENT_ID',

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { limits, SPOKEN_CONSENT_STATEMENTS } from '@vip/shared-schema';
+import { BIOMETRIC_CONSENT_STATEMENT, limits, SPOKEN_CONSENT_STATEMENTS } from '@vip/shared-schema';
+import type { OriginClient } from '@vip/shared-schema/client';
 import { PHRASE_WORDS } from '../spoken-consent/consent-words.js';
 import { decodeAudio } from '../voiceprint/decode.js';
 import { fixturesDir, pcm16Wav } from './fixtures.js';
@@ -70,6 +71,10 @@ async function samplesOf(voice: SyntheticVoice, name: string): Promise<Float32Ar
   return (await decodeAudio(fileOf(voice, name), { maxBytes: limits.audioMaxBytes, maxSeconds: 60, minSeconds: 0 })).samples;
 }
 
+/** The voice's enrollment recordings decoded, for a test that joins or re-encodes them (16 kHz). */
+export const syntheticEnrollmentSamples = (voice: SyntheticVoice): Promise<Float32Array[]> =>
+  Promise.all(SYNTHETIC_ENROLLMENT_TEXTS.map((_, index) => samplesOf(voice, `enroll-${index + 1}`)));
+
 /**
  * The samples of a consent recording for `phrase` (a challenge phrase of digits) in `voice`: the
  * `reading` (the statement, its negation or another text), a pause, then the phrase's digits, each
@@ -95,3 +100,23 @@ export async function syntheticConsentSamples(
 /** The same, as the 16 kHz PCM16 WAV file an owner would upload. */
 export const syntheticConsent = async (voice: SyntheticVoice, phrase: string, reading: SyntheticReading = 'statement') =>
   pcm16Wav(await syntheticConsentSamples(voice, phrase, reading));
+
+/**
+ * `voice` enrolled as `name` by the owner `asOwner` speaks for, as the service requires of every
+ * enrollment: a biometric consent, and the spoken consent of a fresh challenge (each digit is
+ * recorded alone, so whatever phrase the origin draws can be read). Answers the enrollment.
+ */
+export async function enrollSyntheticVoice(asOwner: OriginClient, voice: SyntheticVoice, name: string) {
+  const consent = await asOwner.biometricConsent.grant({
+    type: 'biometric',
+    statement_version: BIOMETRIC_CONSENT_STATEMENT.version,
+    accepted: true,
+  });
+  const audio = syntheticEnrollment(voice).map((data, index) => ({ data, filename: `enroll-${index + 1}.opus` }));
+  const challenge = await asOwner.spokenConsent.challenge();
+  const spoken_consent = {
+    challenge_id: challenge.challenge_id,
+    recording: { data: await syntheticConsent(voice, challenge.phrase), filename: 'spoken-consent.wav', type: 'audio/wav' },
+  };
+  return asOwner.voices.enroll({ name, consent_id: consent.consent_id, audio, spoken_consent });
+}
