@@ -9,7 +9,16 @@ import {
   syntheticEnrollment,
 } from '../../origin/src/testing/synthetic-consent.js';
 import { enrolledVoice, json, post, type RunningService, registeredOwner, startService } from '../support/service.js';
-import { chromiumMissing, collectConsole, expectAccessible, launchChromium, screenshot, signIntoConsole, skipReason } from './support.js';
+import {
+  chromiumMissing,
+  collectConsole,
+  expectAccessible,
+  launchChromium,
+  nextChallenge,
+  screenshot,
+  signIntoConsole,
+  skipReason,
+} from './support.js';
 
 /**
  * A voice dispute in the owner console (issue 35, docs/OWNER-GUIDE.md#if-your-voice-is-enrolled-by-someone-else):
@@ -43,12 +52,6 @@ const uploadConsent = async (page: Page, voice: SyntheticVoice, phrase: string) 
     mimeType: 'audio/wav',
     buffer: Buffer.from(await syntheticConsent(voice, phrase)),
   });
-
-/** The next challenge the page asks the origin for. */
-const nextChallenge = (page: Page) =>
-  page
-    .waitForResponse((response) => new URL(response.url()).pathname === '/api/v1/consents/challenges' && response.status() === 201)
-    .then((response) => response.json() as Promise<{ challenge_id: string; phrase: string }>);
 
 const answerTo = (page: Page, path: string) =>
   page.waitForResponse((response) => new URL(response.url()).pathname === path, { timeout: 150_000 });

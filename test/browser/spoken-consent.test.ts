@@ -22,7 +22,9 @@ import {
   collectConsole,
   expectAccessible,
   FAKE_MICROPHONE,
+  isChallengeRequest,
   launchChromium,
+  nextChallenge,
   screenshot,
   signIntoConsole,
   skipReason,
@@ -45,7 +47,6 @@ interface Challenge {
 }
 
 const PHRASE = new RegExp(`^(${PHRASE_WORDS.join('|')})( (${PHRASE_WORDS.join('|')})){5}$`);
-const isChallengeRequest = (url: URL) => url.pathname === '/api/v1/consents/challenges';
 
 describe.skipIf(chromiumMissing)(`spoken consent in the owner console${skipReason}`, () => {
   const owner = { email: `speaker-${randomUUID().slice(0, 8)}@console-e2e.example`, password: 'a long spoken-consent passphrase' };
@@ -67,11 +68,6 @@ describe.skipIf(chromiumMissing)(`spoken consent in the owner console${skipReaso
     await page.locator(`#spoken-challenge[data-challenge-id="${challenge.challenge_id}"]`).waitFor();
     return { challenge, phrase: await page.locator('#spoken-phrase').textContent() };
   }
-  const nextChallenge = (page: Page) =>
-    page
-      .waitForResponse((response) => isChallengeRequest(new URL(response.url())) && response.status() === 201)
-      .then((response) => response.json() as Promise<Challenge>);
-
   beforeAll(async () => {
     [service, browser] = await Promise.all([startService(), launchChromium()]);
     ownerToken = await registeredOwner(service.originUrl, owner);

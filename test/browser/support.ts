@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { consentChallengeSchema } from '@vip/shared-schema';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { type RunningService, type ServiceOptions, startService } from '../support/service.js';
@@ -130,3 +131,12 @@ export async function signIntoConsole(page: Page, originUrl: string, who: { emai
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Your voices' }).waitFor();
 }
+
+/** The console asking the origin for a spoken-consent challenge. */
+export const isChallengeRequest = (url: URL) => url.pathname === '/api/v1/consents/challenges';
+
+/** The next challenge the page is issued, as the origin answered it. */
+export const nextChallenge = (page: Page) =>
+  page
+    .waitForResponse((response) => isChallengeRequest(new URL(response.url())) && response.status() === 201)
+    .then(async (response) => consentChallengeSchema.parse(await response.json()));
